@@ -1,0 +1,3 @@
+from explainer.cli import main
+
+raise SystemExit(main())

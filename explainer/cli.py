@@ -1,0 +1,277 @@
+"""The ``tbx`` command line. Each command is a few lines over one core call.
+
+Imports are lazy: ``tbx explain --json`` loads only the parser, the matcher and the index reader.
+"""
+
+from __future__ import annotations
+
+import sys
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad usage, an unreadable file or empty input: one line on stderr, exit 2."""
+
+
+def _read_input(path: str | None) -> str:
+    from .textio import MAX_PASTE_BYTES, decode_bytes, read_limited
+
+    try:
+        if path in (None, "-"):
+            data = read_limited(sys.stdin.buffer, MAX_PASTE_BYTES)
+        else:
+            with open(path, "rb") as f:
+                data = read_limited(f, MAX_PASTE_BYTES)
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    text = decode_bytes(data)
+    if not text.strip():
+        raise UsageError("empty input: paste a traceback on stdin or name a file")
+    return text
+
+
+def _print_json(obj) -> None:
+    import json
+
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=1) + "\n")
+
+
+def _index(*, rebuild_ok: bool = True):
+    from .index import open_index
+
+    return open_index(rebuild_ok=rebuild_ok)
+
+
+def cmd_explain(args) -> int:
+    from .core import explain_text
+
+    text = _read_input(args.file)
+    index = _index()
+    lang = _lang(args.lang, text)
+    result = explain_text(text, index, top=args.top, lang=lang)
+    if args.json:
+        _print_json(result.as_json(lang=lang))
+        return EXIT_OK
+    from .render import render_terminal
+
+    render_terminal(result, index, lang=lang)
+    return EXIT_OK
+
+
+def _lang(lang: str, text: str) -> str:
+    if lang != "auto":
+        return lang
+    from .core import detect_lang
+
+    return detect_lang(text)
+
+
+def cmd_parse(args) -> int:
+    from .parser import parse_text
+
+    _print_json(parse_text(_read_input(args.file)).as_json())
+    return EXIT_OK
+
+
+def cmd_show(args) -> int:
+    index = _index()
+    entry = index.entry(args.id)
+    if entry is None:
+        raise UsageError(f"no entry {args.id!r}: `tbx list` shows the ids")
+    from .render import print_entry
+
+    print_entry(entry, lang=_lang(args.lang, ""))
+    return EXIT_OK
+
+
+def cmd_list(args) -> int:
+    index = _index()
+    rows = index.list_entries()
+    if args.json:
+        _print_json({"entries": rows})
+    else:
+        for r in rows:
+            print(f"{r['id']:<40} {r['category']:<13} {r['title_en']}")
+    return EXIT_OK
+
+
+def cmd_search(args) -> int:
+    index = _index()
+    results = index.search(args.query, lang=args.lang, limit=args.limit)
+    if args.json:
+        _print_json({"results": results})
+    else:
+        for r in results:
+            print(f"{r['score']:.2f}  {r['id']:<40} {r['title']}")
+        if not results:
+            print("no results", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_build(args) -> int:
+    from .index import build_index
+    from .paths import index_path, kb_dir
+
+    out = build_index(kb_dir(), index_path() if not args.output else __import__("pathlib").Path(args.output))
+    print(f"built {out['path']}: {out['entries']} entries, {out['patterns']} patterns")
+    return EXIT_OK
+
+
+def cmd_lint(args) -> int:
+    from .lint import lint
+    from .paths import kb_dir
+
+    report = lint(kb_dir())
+    problems = 0
+    for entry_id, items in sorted(report.items()):
+        for p in items:
+            print(f"kb/{entry_id}.md: {p}")
+            problems += 1
+    bad = sum(1 for v in report.values() if v)
+    print(f"{len(report)} entries checked, {problems} problems in {bad} entries" if problems else f"{len(report)} entries checked, no problems")
+    return EXIT_FAILED if problems else EXIT_OK
+
+
+def cmd_verify(args) -> int:
+    from .kb import read_all
+    from .paths import kb_dir
+    from .verify import verify
+
+    entries = read_all(kb_dir())
+    if args.ids:
+        unknown = set(args.ids) - {e.id for e in entries}
+        if unknown:
+            raise UsageError(f"no entry {sorted(unknown)[0]!r}")
+        entries = [e for e in entries if e.id in set(args.ids)]
+    check = None
+    if not args.no_explain:
+        from .core import explain_check
+
+        check = explain_check(_index())
+    if args.json:
+        results = verify(entries, jobs=args.jobs, explain_check=check)
+        _print_json({"results": [r.as_json() for r in results]})
+    else:
+        from rich.progress import Progress
+
+        total = sum(1 for e in entries for s in e.snippets if s.role in ("repro", "fix"))
+        with Progress(transient=True) as progress:
+            task = progress.add_task("verifying", total=total)
+            results = verify(entries, jobs=args.jobs, explain_check=check, on_result=lambda r: progress.advance(task))
+        for r in results:
+            if r.status != "pass":
+                print(f"{r.status.upper():<5} {r.id} {r.snippet}: {r.reason}")
+        counts = {s: sum(1 for r in results if r.status == s) for s in ("pass", "fail", "skip")}
+        print(f"{len(results)} snippets: {counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped")
+    return EXIT_FAILED if any(r.status == "fail" for r in results) else EXIT_OK
+
+
+def cmd_eval(args) -> int:
+    from .evaluate import evaluate, format_report
+
+    try:
+        report = evaluate(args.corpus, _index())
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read corpus {args.corpus}: {exc}") from None
+    if args.json:
+        _print_json(report)
+    else:
+        print(format_report(report))
+    return EXIT_OK
+
+
+def cmd_serve(args) -> int:
+    from api.app import serve
+
+    serve(host=args.host, port=args.port, workers=args.workers)
+    return EXIT_OK
+
+
+def cmd_run(args) -> int:
+    from .hook import run_script
+
+    return run_script(args.script, args.args)
+
+
+def build_parser():
+    import argparse
+
+    p = argparse.ArgumentParser(prog="tbx", description="Explain PyTorch tracebacks in English and Chinese.")
+    sub = p.add_subparsers(dest="command", required=True)
+    langs = ["en", "zh", "both", "auto"]
+
+    s = sub.add_parser("explain", help="explain a pasted traceback (stdin or FILE)")
+    s.add_argument("file", nargs="?")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--lang", choices=langs, default="auto")
+    s.add_argument("--top", type=int, default=3)
+    s.set_defaults(func=cmd_explain)
+
+    s = sub.add_parser("parse", help="print the parsed traceback model")
+    s.add_argument("file", nargs="?")
+    s.add_argument("--json", action="store_true", default=True)
+    s.set_defaults(func=cmd_parse)
+
+    s = sub.add_parser("show", help="show one entry")
+    s.add_argument("id")
+    s.add_argument("--lang", choices=langs, default="auto")
+    s.set_defaults(func=cmd_show)
+
+    s = sub.add_parser("list", help="list the entries")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_list)
+
+    s = sub.add_parser("search", help="full-text search in English and Chinese")
+    s.add_argument("query")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--lang", choices=["en", "zh", "both"], default="both")
+    s.add_argument("--limit", type=int, default=10)
+    s.set_defaults(func=cmd_search)
+
+    s = sub.add_parser("build", help="compile kb/ into the SQLite index")
+    s.add_argument("--output")
+    s.set_defaults(func=cmd_build)
+
+    s = sub.add_parser("lint", help="check every entry (never imports torch)")
+    s.set_defaults(func=cmd_lint)
+
+    s = sub.add_parser("verify", help="execute reproducers and fixes (needs torch)")
+    s.add_argument("ids", nargs="*")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--jobs", type=int, default=2)
+    s.add_argument("--no-explain", action="store_true", help="skip checking that each reproducer's traceback is explained as its own entry")
+    s.set_defaults(func=cmd_verify)
+
+    s = sub.add_parser("eval", help="measure the parser and the matcher on a labelled corpus")
+    s.add_argument("corpus")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_eval)
+
+    s = sub.add_parser("serve", help="start the HTTP API")
+    s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--port", type=int, default=8000)
+    s.add_argument("--workers", type=int, default=1)
+    s.set_defaults(func=cmd_serve)
+
+    s = sub.add_parser("run", help="run a script with the explaining excepthook")
+    s.add_argument("script")
+    s.add_argument("args", nargs=argparse.REMAINDER)
+    s.set_defaults(func=cmd_run)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "top", 1) is not None and getattr(args, "top", 1) < 1:
+        parser.error("--top must be at least 1")
+    try:
+        return args.func(args)
+    except UsageError as exc:
+        print(f"tbx: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK

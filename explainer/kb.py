@@ -1,0 +1,181 @@
+"""Read knowledge-base entries (``kb/<id>.md``) into plain dictionaries.
+
+Reading never judges: it records what is there and collects the problems it meets, and
+:mod:`explainer.lint` checks the rules. Both the index builder and lint start from here.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+LANGS = ("en", "zh")
+ROLES = ("repro", "fix", "template")
+SECTIONS = ("Summary", "Explanation", "Causes", "Fixes", "Reproducer", "Debugging")
+
+
+@dataclass(frozen=True)
+class Snippet:
+    role: str  # repro | fix | template
+    code: str
+    options: dict[str, str]  # raises=, warns=, logs, requires=, isolated, timeout=
+    line: int  # 1-based line of the fence in the file
+    group: str = ""  # the cause/fix slug it sits under
+
+    @property
+    def requires(self) -> list[str]:
+        return [r for r in self.options.get("requires", "").split(",") if r]
+
+    @property
+    def timeout(self) -> float:
+        try:
+            return float(self.options.get("timeout", "60"))
+        except ValueError:
+            return 60.0
+
+
+@dataclass
+class Entry:
+    path: Path
+    meta: dict
+    summary: dict[str, str] = field(default_factory=dict)
+    explanation: dict[str, str] = field(default_factory=dict)
+    debugging: dict[str, str] = field(default_factory=dict)
+    causes: list[dict] = field(default_factory=list)  # {slug, en, zh, title_en, title_zh}
+    fixes: list[dict] = field(default_factory=list)  # {slug, en, zh, titles, template, snippets}
+    snippets: list[Snippet] = field(default_factory=list)
+    sections: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        return self.path.stem
+
+
+def split_front_matter(text: str) -> tuple[str, str, int]:
+    """Return (toml, body, body_first_line). Raises ValueError when the file has no front matter."""
+    lines = text.split("\n")
+    if not lines or lines[0].strip() != "+++":
+        raise ValueError("the file must start with a '+++' line opening the TOML front matter")
+    for i in range(1, len(lines)):
+        if lines[i].strip() == "+++":
+            return "\n".join(lines[1:i]), "\n".join(lines[i + 1 :]), i + 2
+    raise ValueError("the front matter has no closing '+++' line")
+
+
+def parse_info(info: str) -> tuple[str, str, dict[str, str]]:
+    """``python repro raises=RuntimeError isolated`` -> ("python", "repro", {...})."""
+    words = info.split()
+    lang = words[0] if words else ""
+    role = words[1] if len(words) > 1 else ""
+    opts: dict[str, str] = {}
+    for w in words[2:]:
+        key, _, value = w.partition("=")
+        opts[key] = value
+    return lang, role, opts
+
+
+def _title_and_body(block: str) -> tuple[str, str]:
+    text = block.strip()
+    if text.startswith("**"):
+        end = text.find("**", 2)
+        if end > 2:
+            return text[2:end].strip().rstrip(".。"), text
+    return "", text
+
+
+def read_entry(path: Path) -> Entry:
+    from markdown_it import MarkdownIt
+
+    text = path.read_text(encoding="utf-8")
+    entry = Entry(path=path, meta={})
+    try:
+        fm, body, first = split_front_matter(text)
+        entry.meta = tomllib.loads(fm)
+    except (ValueError, tomllib.TOMLDecodeError) as exc:
+        entry.problems.append(f"front matter: {exc}")
+        return entry
+
+    lines = body.split("\n")
+    tokens = MarkdownIt("commonmark").parse(body)
+    # Walk headings and fences in order, slicing the raw Markdown between headings.
+    h2 = h3 = h4 = None
+    blocks: dict[tuple, list[str]] = {}
+    order: list[tuple] = []
+    cursor_key: tuple | None = None
+    cursor_start = 0
+
+    def close(upto: int) -> None:
+        if cursor_key is not None:
+            blocks.setdefault(cursor_key, []).extend(lines[cursor_start:upto])
+
+    for i, tok in enumerate(tokens):
+        if tok.type == "heading_open" and tok.map:
+            level = int(tok.tag[1])
+            title = tokens[i + 1].content.strip()
+            close(tok.map[0])
+            if level == 2:
+                h2, h3, h4 = title, None, None
+                entry.sections.append(title)
+            elif level == 3:
+                h3, h4 = title, None
+            elif level == 4:
+                h4 = title
+            else:
+                entry.problems.append(f"line {first + tok.map[0]}: only ## to #### headings are used")
+            cursor_key = (h2, h3, h4)
+            if cursor_key not in order:
+                order.append(cursor_key)
+            cursor_start = tok.map[1]
+        elif tok.type == "fence" and tok.map:
+            lang, role, opts = parse_info(tok.info)
+            if lang == "python" and role in ROLES:
+                entry.snippets.append(
+                    Snippet(role=role, code=tok.content, options=opts, line=first + tok.map[0], group=h3 or "")
+                )
+            elif lang == "python" and role:
+                entry.problems.append(f"line {first + tok.map[0]}: unknown snippet role {role!r} (use {', '.join(ROLES)})")
+    close(len(lines))
+
+    def prose(key: tuple) -> str:
+        raw = "\n".join(blocks.get(key, []))
+        return _strip_fences(raw).strip()
+
+    for section, target in (("Summary", entry.summary), ("Explanation", entry.explanation), ("Debugging", entry.debugging)):
+        for lang in LANGS:
+            if (section, lang, None) in blocks:
+                target[lang] = prose((section, lang, None))
+
+    for section, target in (("Causes", entry.causes), ("Fixes", entry.fixes)):
+        slugs = [k[1] for k in order if k[0] == section and k[1] and k[2] is None]
+        for slug in slugs:
+            item: dict = {"slug": slug}
+            for lang in LANGS:
+                title, text = _title_and_body(prose((section, slug, lang)))
+                item[lang] = text
+                item[f"title_{lang}"] = title
+            if section == "Fixes":
+                item["templates"] = [s.code for s in entry.snippets if s.group == slug and s.role == "template"]
+                item["fix_snippets"] = [s for s in entry.snippets if s.group == slug and s.role == "fix"]
+            target.append(item)
+    return entry
+
+
+def _strip_fences(markdown: str) -> str:
+    out, inside = [], False
+    for line in markdown.split("\n"):
+        if line.lstrip().startswith("```"):
+            inside = not inside
+            continue
+        if not inside:
+            out.append(line)
+    return "\n".join(out)
+
+
+def kb_files(kb_dir: Path) -> list[Path]:
+    return sorted(p for p in kb_dir.glob("*.md") if p.name != "README.md")
+
+
+def read_all(kb_dir: Path) -> list[Entry]:
+    return [read_entry(p) for p in kb_files(kb_dir)]

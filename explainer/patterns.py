@@ -1,0 +1,86 @@
+"""Message templates with named placeholders, compiled to regular expressions.
+
+Rules (kb/README.md): ``{name}`` matches within one line, lazily; ``{name...}`` matches across lines,
+lazily; ``{{`` and ``}}`` are literal braces; any run of whitespace matches any run of whitespace;
+matching ignores case. A name may appear once per pattern.
+"""
+
+from __future__ import annotations
+
+import re
+
+_TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)(\.\.\.)?\}|\s+")
+
+
+class PatternError(ValueError):
+    """A pattern that breaks the placeholder rules."""
+
+
+def placeholders(pattern: str) -> list[str]:
+    """Names of the placeholders in ``pattern``, in order."""
+    return [m.group(1) for m in _TOKEN.finditer(pattern) if m.group(1)]
+
+
+def to_regex(pattern: str) -> str:
+    """Translate a template into regular-expression source (no anchors)."""
+    out: list[str] = []
+    seen: set[str] = set()
+    pos = 0
+    for m in _TOKEN.finditer(pattern):
+        literal = pattern[pos : m.start()]
+        if "{" in literal or "}" in literal:
+            raise PatternError(f"stray brace in {literal!r}: write {{{{ or }}}} for a literal brace")
+        out.append(re.escape(literal))
+        tok = m.group(0)
+        if tok == "{{":
+            out.append(r"\{")
+        elif tok == "}}":
+            out.append(r"\}")
+        elif m.group(1):
+            name = m.group(1)
+            if name in seen:
+                raise PatternError(f"placeholder {{{name}}} appears twice")
+            seen.add(name)
+            body = r"[\s\S]+?" if m.group(2) else r"[^\n]+?"
+            out.append(f"(?P<{name}>{body})")
+        else:
+            out.append(r"\s+")
+        pos = m.end()
+    tail = pattern[pos:]
+    if "{" in tail or "}" in tail:
+        raise PatternError(f"stray brace in {tail!r}: write {{{{ or }}}} for a literal brace")
+    out.append(re.escape(tail))
+    return "".join(out)
+
+
+def compile_pattern(pattern: str) -> re.Pattern[str]:
+    return re.compile(to_regex(pattern), re.IGNORECASE)
+
+
+def literal_text(pattern: str) -> str:
+    """The pattern with placeholders replaced by a neutral token, for fuzzy comparison."""
+    return _TOKEN.sub(lambda m: " <*> " if m.group(1) else ("{" if m.group(0) == "{{" else "}" if m.group(0) == "}}" else " "), pattern).strip()
+
+
+def fill(template: str, values: dict[str, str]) -> str:
+    """Fill ``{name}`` / ``{name|default}`` placeholders of a fix template.
+
+    Unknown names without a default are left as written, so the user sees what to substitute.
+    """
+
+    def sub(m: re.Match[str]) -> str:
+        name, default = m.group(1), m.group(2)
+        value = values.get(name)
+        if value:
+            return value
+        return default if default is not None else m.group(0)
+
+    return _FILL.sub(sub, template).replace("{{", "{").replace("}}", "}")
+
+
+_FILL = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)(?:\|([^{}\n]*))?\}(?!\})")
+
+
+def template_fields(template: str) -> list[tuple[str, str | None]]:
+    """(name, default) for each placeholder of a fix template."""
+    return [(m.group(1), m.group(2)) for m in _FILL.finditer(template)]
