@@ -15,7 +15,7 @@ class UsageError(Exception):
 
 
 def _read_input(path: str | None) -> str:
-    from .textio import MAX_PASTE_BYTES, decode_bytes, read_limited
+    from .textio import MAX_PASTE_BYTES, decode_bytes, looks_binary, read_limited
 
     try:
         if path in (None, "-"):
@@ -25,6 +25,8 @@ def _read_input(path: str | None) -> str:
                 data = read_limited(f, MAX_PASTE_BYTES)
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if looks_binary(data):
+        raise UsageError("the input looks binary (control bytes), not a pasted traceback")
     text = decode_bytes(data)
     if not text.strip():
         raise UsageError("empty input: paste a traceback on stdin or name a file")

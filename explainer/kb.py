@@ -6,6 +6,7 @@ Reading never judges: it records what is there and collects the problems it meet
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -140,7 +141,7 @@ def read_entry(path: Path) -> Entry:
 
     def prose(key: tuple) -> str:
         raw = "\n".join(blocks.get(key, []))
-        return _strip_fences(raw).strip()
+        return _CJK_BREAK.sub("", _strip_fences(raw)).strip()
 
     for section, target in (("Summary", entry.summary), ("Explanation", entry.explanation), ("Debugging", entry.debugging)):
         for lang in LANGS:
@@ -160,6 +161,10 @@ def read_entry(path: Path) -> Entry:
                 item["fix_snippets"] = [s for s in entry.snippets if s.group == slug and s.role == "fix"]
             target.append(item)
     return entry
+
+
+# a line break between two Chinese characters is not a space (Markdown would render one)
+_CJK_BREAK = re.compile(r"(?<=[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef])\n(?=[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef])")
 
 
 def _strip_fences(markdown: str) -> str:

@@ -1,0 +1,89 @@
+"""The one call every surface makes: text (or a parsed model) in, ranked answer out."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .matcher import AMBIGUOUS_GAP, THRESHOLD
+from .model import Candidate, Parsed
+from .parser import parse_text
+
+
+@dataclass(frozen=True)
+class Answer:
+    parsed: Parsed
+    candidates: tuple[Candidate, ...]  # best first, including those below the threshold
+    index: object
+
+    @property
+    def matches(self) -> tuple[Candidate, ...]:
+        """Candidates at or above the threshold: empty when the matcher abstains."""
+        return tuple(c for c in self.candidates if c.score >= THRESHOLD)
+
+    @property
+    def ambiguous(self) -> bool:
+        """Two entries close together on a paste too thin to tell them apart."""
+        m = self.matches
+        return len(m) > 1 and m[0].score - m[1].score < AMBIGUOUS_GAP and not self.parsed.frames
+
+    def as_json(self, *, lang: str = "en", rendered: bool = False) -> dict:
+        out_matches = []
+        for c in self.matches:
+            e = self.index.entries[c.id]
+            title = e["title_zh"] if lang == "zh" else e["title_en"] if lang == "en" else f"{e['title_en']} / {e['title_zh']}"
+            m = {"id": c.id, "score": c.score, "title": title, "reasons": list(c.reasons), "captures": dict(c.captures)}
+            if rendered:
+                from .render import render_match
+
+                m["rendered"] = render_match(self, c, lang=lang)
+            out_matches.append(m)
+        out = {"parsed": self.parsed.as_json(), "matches": out_matches, "abstained": not out_matches, "ambiguous": self.ambiguous}
+        if not out_matches and self.candidates:
+            out["nearest"] = [{"id": c.id, "score": c.score} for c in self.candidates[:2]]
+        return out
+
+
+def explain(parsed: Parsed, index, *, top: int = 3) -> Answer:
+    return Answer(parsed, tuple(index.matcher.match(parsed, top=max(top, 2))[:max(top, 1)]), index)
+
+
+def explain_text(text: str, index, *, top: int = 3, lang: str = "en") -> Answer:
+    return explain(parse_text(text), index, top=top)
+
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def detect_lang(text: str) -> str:
+    """'zh' when the paste's own words are Chinese or the locale is Chinese, else 'en'."""
+    if len(_CJK.findall(text[-20000:])) >= 4:
+        return "zh"
+    import locale
+    import os
+
+    for var in ("LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE"):
+        v = os.environ.get(var, "")
+        if v:
+            return "zh" if v.lower().startswith("zh") else "en"
+    try:
+        loc = locale.getlocale()[0] or ""
+    except ValueError:
+        loc = ""
+    return "zh" if loc.lower().startswith("zh") else "en"
+
+
+def explain_check(index):
+    """For verification: a function telling why a reproducer's real output is not explained as its entry."""
+
+    def check(entry, paste: str) -> str | None:
+        if not paste:
+            return "the reproducer printed nothing to explain"
+        answer = explain_text(paste, index, top=3)
+        top = answer.matches[0].id if answer.matches else None
+        if top != entry.id:
+            got = ", ".join(f"{c.id} {c.score:.2f}" for c in answer.candidates) or "nothing"
+            return f"its real traceback is not explained top-1 as {entry.id} (got: {got})"
+        return None
+
+    return check

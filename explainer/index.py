@@ -1,0 +1,238 @@
+"""The SQLite index: built from ``kb/`` with sqlite-utils, read with the standard ``sqlite3``.
+
+Tables: ``entries`` (one row per entry, its rendered parts as JSON), ``patterns`` (one row per message
+pattern), ``search`` (one row per entry and language, with a full-text index where Chinese runs are
+stored as bigrams so that two-character queries such as 标量 work), ``meta`` (the fingerprint of the
+kb files it was built from). Reading imports neither sqlite-utils nor markdown-it: the hot path of
+``tbx explain --json`` costs one ``sqlite3`` connection.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+from .normalize import cjk_bigrams
+
+SCHEMA_VERSION = "1"
+
+
+class IndexError_(Exception):
+    """The index is missing, unreadable or stale and cannot be rebuilt here."""
+
+
+def fingerprint(kb_dir: Path) -> str:
+    h = hashlib.sha1(SCHEMA_VERSION.encode())
+    for p in sorted(kb_dir.glob("*.md")):
+        st = p.stat()
+        h.update(f"{p.name}:{st.st_size}:{st.st_mtime_ns};".encode())
+    return h.hexdigest()
+
+
+def content_hash(kb_dir: Path) -> str:
+    h = hashlib.sha1(SCHEMA_VERSION.encode())
+    for p in sorted(kb_dir.glob("*.md")):
+        h.update(p.name.encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()
+
+
+def entry_doc(e) -> dict:
+    return {
+        "id": e.id,
+        "title": e.meta.get("title", {}),
+        "category": e.meta.get("category"),
+        "kind": e.meta.get("kind"),
+        "summary": e.summary,
+        "explanation": e.explanation,
+        "debugging": e.debugging,
+        "causes": e.causes,
+        "fixes": [
+            {k: v for k, v in f.items() if k != "fix_snippets"} | {"template": (f["templates"] or [""])[0]}
+            for f in e.fixes
+        ],
+        "docs": e.meta.get("docs", []),
+        "related": e.meta.get("related", []),
+        "exception_types": e.meta.get("exception_types", []),
+        "patterns": e.meta.get("patterns", []),
+    }
+
+
+def build_index(kb_dir: Path, out: Path) -> dict:
+    """Compile every entry of ``kb_dir`` into a fresh SQLite file at ``out`` (atomically replaced)."""
+    import sqlite_utils
+
+    from .kb import read_all
+    from .normalize import normalize
+    from .patterns import literal_text, to_regex
+
+    entries = [e for e in read_all(kb_dir) if e.meta and not e.problems]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + f".tmp{os.getpid()}")
+    if tmp.exists():
+        tmp.unlink()
+    db = sqlite_utils.Database(tmp)
+    rows, pats, docs = [], [], []
+    for e in entries:
+        m = e.meta
+        rows.append(
+            {
+                "id": e.id,
+                "category": m.get("category"),
+                "kind": m.get("kind"),
+                "title_en": m.get("title", {}).get("en", ""),
+                "title_zh": m.get("title", {}).get("zh", ""),
+                "exception_types": json.dumps(m.get("exception_types", [])),
+                "frames": json.dumps(m.get("frames", [])),
+                "signals": json.dumps(m.get("signals", [])),
+                "excludes": json.dumps(m.get("excludes", [])),
+                "wraps": int(bool(m.get("wraps", False))),
+                "retired": m.get("retired"),
+                "doc": json.dumps(entry_doc(e), ensure_ascii=False),
+            }
+        )
+        for i, p in enumerate(m.get("patterns", [])):
+            try:
+                regex = to_regex(p)
+            except ValueError:
+                continue
+            pats.append({"entry_id": e.id, "idx": i, "pattern": p, "regex": regex, "normalized": normalize(literal_text(p))})
+        for lang in ("en", "zh"):
+            parts = [
+                m.get("title", {}).get(lang, ""),
+                e.summary.get(lang, ""),
+                e.explanation.get(lang, ""),
+                " ".join(c.get(lang, "") for c in e.causes),
+                " ".join(f.get(lang, "") for f in e.fixes),
+                " ".join(m.get("patterns", [])),
+                e.id.replace("-", " "),
+            ]
+            text = "\n".join(parts)
+            docs.append({"entry_id": e.id, "lang": lang, "title": m.get("title", {}).get(lang, ""), "body": text, "tokens": cjk_bigrams(text)})
+    db["entries"].insert_all(rows, pk="id")
+    db["patterns"].insert_all(pats)
+    db["patterns"].create_index(["entry_id"])
+    db["search"].insert_all(docs)
+    db["search"].enable_fts(["tokens"], tokenize="unicode61 remove_diacritics 2", create_triggers=False)
+    db["meta"].insert_all(
+        [
+            {"key": "schema", "value": SCHEMA_VERSION},
+            {"key": "fingerprint", "value": fingerprint(kb_dir)},
+            {"key": "content", "value": content_hash(kb_dir)},
+        ],
+        pk="key",
+    )
+    db.conn.commit()
+    db.conn.execute("VACUUM")
+    db.close()
+    os.replace(tmp, out)
+    return {"path": str(out), "entries": len(rows), "patterns": len(pats)}
+
+
+class Index:
+    """Read-only view of the index, loaded once; safe to share between threads for reading."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        uri = f"file:{path}?mode=ro&immutable=1"
+        self.conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        rows = self.conn.execute(
+            "select id, category, kind, title_en, title_zh, exception_types, frames, signals, excludes, wraps, retired from entries"
+        ).fetchall()
+        self.entries: dict[str, dict] = {}
+        for r in rows:
+            self.entries[r[0]] = {
+                "id": r[0], "category": r[1], "kind": r[2], "title_en": r[3], "title_zh": r[4],
+                "exception_types": json.loads(r[5]), "frames": json.loads(r[6]), "signals": json.loads(r[7]),
+                "excludes": json.loads(r[8]), "wraps": bool(r[9]), "retired": r[10],
+            }
+        self.patterns = self.conn.execute("select entry_id, idx, pattern, regex, normalized from patterns order by entry_id, idx").fetchall()
+        self._docs: dict[str, dict] = {}
+        self._matcher = None
+
+    @property
+    def matcher(self):
+        if self._matcher is None:
+            from .matcher import Matcher
+
+            self._matcher = Matcher(self)
+        return self._matcher
+
+    def entry(self, entry_id: str) -> dict | None:
+        """The full entry (texts in both languages, fixes with templates), or None."""
+        if entry_id not in self.entries:
+            return None
+        if entry_id not in self._docs:
+            row = self.conn.execute("select doc from entries where id = ?", (entry_id,)).fetchone()
+            self._docs[entry_id] = json.loads(row[0])
+        return self._docs[entry_id]
+
+    def list_entries(self) -> list[dict]:
+        return [
+            {"id": e["id"], "category": e["category"], "kind": e["kind"], "title_en": e["title_en"], "title_zh": e["title_zh"]}
+            for e in sorted(self.entries.values(), key=lambda e: e["id"])
+        ]
+
+    def search(self, query: str, *, lang: str = "both", limit: int = 10) -> list[dict]:
+        """Full-text search over titles, summaries, explanations, causes, fixes and messages."""
+        import re
+
+        terms = re.findall(r"[\w\u4e00-\u9fff]+", cjk_bigrams(query.lower()))
+        terms = [t for t in terms if t.strip()][:32]
+        if not terms:
+            return []
+        match = " ".join('"' + t.replace('"', "") + '"' for t in terms)
+        langs = ("en", "zh") if lang == "both" else (lang,)
+        sql = (
+            "select s.entry_id, s.lang, s.title, bm25(search_fts) as rank, "
+            "snippet(search_fts, 0, '[', ']', ' … ', 12) "
+            "from search_fts join search s on s.rowid = search_fts.rowid "
+            f"where search_fts match ? and s.lang in ({','.join('?' * len(langs))}) order by rank limit ?"
+        )
+        try:
+            rows = self.conn.execute(sql, (match, *langs, limit * 2)).fetchall()
+        except sqlite3.OperationalError:
+            return []
+        if not rows:  # all terms together found nothing: any term
+            try:
+                rows = self.conn.execute(sql, (" OR ".join(match.split(" ")), *langs, limit * 2)).fetchall()
+            except sqlite3.OperationalError:
+                return []
+        seen, out = set(), []
+        best = -rows[0][3] if rows else 1.0
+        for entry_id, lg, title, rank, snip in rows:
+            if entry_id in seen:
+                continue
+            seen.add(entry_id)
+            snippet = re.sub(r"(?<=[\u4e00-\u9fff]) (?=[\u4e00-\u9fff])", "", snip)
+            out.append({"id": entry_id, "title": title, "lang": lg, "score": round(-rank / best if best else 0.0, 3), "snippet": snippet.strip()})
+            if len(out) >= limit:
+                break
+        return out
+
+
+def open_index(*, rebuild_ok: bool = True, path: Path | None = None, kb: Path | None = None) -> Index:
+    """Open the index; in a source checkout rebuild it first when ``kb/`` changed since it was built."""
+    from .paths import index_path, kb_dir, source_root
+
+    path = path or index_path()
+    kb = kb or kb_dir()
+    stale = not path.exists()
+    if not stale and rebuild_ok and (source_root() is not None or os.environ.get("TBX_KB")) and kb.is_dir():
+        try:
+            con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            row = con.execute("select value from meta where key = 'fingerprint'").fetchone()
+            con.close()
+            stale = row is None or row[0] != fingerprint(kb)
+        except sqlite3.Error:
+            stale = True
+    if stale:
+        if not (rebuild_ok and kb.is_dir()):
+            raise IndexError_(f"the index {path} is missing or out of date; run `tbx build`")
+        build_index(kb, path)
+    try:
+        return Index(path)
+    except sqlite3.Error as exc:
+        raise IndexError_(f"cannot read the index {path}: {exc}; run `tbx build`") from None

@@ -1,0 +1,245 @@
+"""Rank knowledge-base entries for a parsed paste, or abstain.
+
+Tiers, each producing scored candidates with reasons, merged in one place (:meth:`Matcher.match`):
+
+1. *template*: a pattern's regular expression matches the message (fully, at its start, or inside
+   it), with named captures;
+2. *fuzzy*: rapidfuzz similarity of the normalised message against every pattern that shares
+   content words with it (an inverted index keeps this sub-linear in the number of entries),
+   restricted to compatible exception types;
+3. *frames*: telling torch frames of the entry found in the paste;
+4. *signals*: the paste's other evidence: signal lines (NCCL, CUDA assertions, ``Bus error``), and
+   the other exceptions of the paste (a chain's cause, a worker's original error, other ranks).
+
+Every message the paste offers (the final one, the chain, the others, the fallback lines) is a
+*source* with a weight; an entry's score is its best evidence over the sources, adjusted by the
+exception type, frames and signals. Scores are confidences: see ``calibrate`` in
+:mod:`explainer.evaluate` and the README for how they were checked. Tie-break: higher score, then
+lower tier number, then the entry that matched the final exception, then id.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import defaultdict
+
+from rapidfuzz import fuzz
+
+from .model import Candidate, Parsed
+from .normalize import fold, normalize, tokens
+
+THRESHOLD = 0.5  # below this the matcher abstains
+AMBIGUOUS_GAP = 0.06  # two candidates this close on a thin paste: say so
+MAX_CANDIDATE_PATTERNS = 40
+MIN_FUZZY_TOKENS = 4
+WRAPPER_PENALTY = 0.55
+
+SOURCE_WEIGHT = {"final": 1.0, "cause": 0.97, "context": 0.9, "worker": 0.96, "group": 0.95, "other": 0.88, "line": 0.86}
+
+
+def _type_key(t: str | None) -> str | None:
+    if not t:
+        return None
+    return re.split(r"\.|::", t)[-1].lower()
+
+
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+class _Pattern:
+    __slots__ = ("entry_id", "idx", "raw", "regex_src", "normalized", "fuzzy_ok", "_rx")
+
+    def __init__(self, entry_id: str, idx: int, raw: str, regex_src: str, normalized: str) -> None:
+        self.entry_id, self.idx, self.raw, self.regex_src, self.normalized = entry_id, idx, raw, regex_src, normalized
+        # a pattern with few content words left after normalisation ("module <*> has no attribute <*>")
+        # is too generic for fuzzy evidence: it must match as a template
+        self.fuzzy_ok = len(tokens(normalized)) >= MIN_FUZZY_TOKENS
+        self._rx = None
+
+    @property
+    def rx(self) -> re.Pattern[str]:
+        if self._rx is None:
+            self._rx = re.compile(self.regex_src, re.IGNORECASE)
+        return self._rx
+
+
+class Matcher:
+    def __init__(self, index) -> None:
+        self.entries = {k: v for k, v in index.entries.items() if not v.get("retired")}
+        self.patterns = [_Pattern(*row) for row in index.patterns if row[0] in self.entries]
+        self.types = {eid: {_type_key(t) for t in e["exception_types"]} for eid, e in self.entries.items()}
+        self.postings: dict[str, list[int]] = defaultdict(list)
+        for i, p in enumerate(self.patterns):
+            for t in tokens(p.normalized):
+                self.postings[t].append(i)
+        n = max(1, len(self.patterns))
+        self.idf = {t: math.log(1 + n / len(ps)) for t, ps in self.postings.items()}
+        self.frame_index: dict[tuple[str, str], list[str]] = defaultdict(list)
+        for eid, e in self.entries.items():
+            for pos, fr in enumerate(e["frames"]):
+                path, _, func = fr.rpartition(":")
+                # only the innermost telling frames are specific; generic module plumbing is not
+                if pos < 2 and func not in ("_call_impl", "_wrapped_call_impl", "__call__") and not path.endswith("module.py"):
+                    self.frame_index[(path.rsplit("/", 1)[-1], func)].append(eid)
+        self.signal_rx = [(eid, re.compile(s, re.I)) for eid, e in self.entries.items() for s in e.get("signals", [])]
+
+    # -- sources ---------------------------------------------------------------------------------
+    def _sources(self, parsed: Parsed) -> list[tuple[str, str | None, str]]:
+        """(kind, exc_type, message) for every message the paste offers, most trusted first."""
+        out: list[tuple[str, str | None, str]] = []
+        if parsed.message:
+            out.append(("final", parsed.exc_type, parsed.message))
+        for link in reversed(parsed.chain):
+            if link.message:
+                out.append((link.relation, link.exc_type, link.message))
+        for o in reversed(parsed.others[-8:]):
+            if o.message:
+                out.append(("other", o.exc_type, o.message))
+        for s in parsed.signals[:20]:
+            if s.kind in ("nccl", "cuda_assert", "terminate", "warning"):
+                out.append(("line", None, s.text))
+        return out
+
+    # -- tiers ---------------------------------------------------------------------------------
+    def _candidate_patterns(self, norm: str) -> list[int]:
+        scores: dict[int, float] = defaultdict(float)
+        for t in tokens(norm):
+            w = self.idf.get(t)
+            if w is None:
+                continue
+            for i in self.postings[t]:
+                scores[i] += w
+        if not scores:
+            return []
+        best = sorted(scores.items(), key=lambda kv: -kv[1])[:MAX_CANDIDATE_PATTERNS]
+        return [i for i, _ in best]
+
+    def _score_source(self, kind: str, exc_type: str | None, message: str) -> dict[str, tuple[float, int, list[str], dict]]:
+        """entry id -> (score, tier, reasons, captures) from one message."""
+        out: dict[str, tuple[float, int, list[str], dict]] = {}
+        msg = message.strip()[:4000]
+        first_line = msg.split("\n", 1)[0]
+        norm = normalize(msg[:1500])
+        tkey = _type_key(exc_type)
+        for pi in self._candidate_patterns(norm):
+            p = self.patterns[pi]
+            eid = p.entry_id
+            tier, base, why, caps = 2, 0.0, "", {}
+            m = p.rx.fullmatch(msg) or p.rx.fullmatch(first_line)
+            if m:
+                tier, base, why = 1, 0.98, "full template match"
+            else:
+                m = p.rx.match(msg)
+                if m:
+                    tier, base, why = 1, 0.95, "template matches the start of the message"
+                else:
+                    m = p.rx.search(msg)
+                    if m:
+                        tier, base, why = 1, 0.9, "template found inside the message"
+            if m:
+                caps = {k: v.strip() for k, v in m.groupdict().items() if v}
+            elif not p.fuzzy_ok:
+                continue
+            else:
+                sim = self._similarity(norm, p.normalized)
+                base = 0.93 * _sigmoid((sim - 0.74) * 16)
+                why = f"message similar to pattern ({sim:.2f})"
+            if base < 0.05:
+                continue
+            types = self.types[eid]
+            if tkey is None:
+                base *= 0.96
+            elif tkey not in types and tkey not in ("python-baseexception",):
+                if tier == 1:
+                    base *= 0.75
+                    why += f"; but the type {exc_type} is not {'/'.join(sorted(types))}"
+                else:
+                    continue  # fuzzy evidence only counts for compatible exception types
+            else:
+                why += f"; type {exc_type} fits"
+            base *= SOURCE_WEIGHT.get(kind, 0.85)
+            if kind != "final":
+                why += f" (from the {kind} exception)" if kind != "line" else " (from a signal line)"
+            prev = out.get(eid)
+            if prev is None or base > prev[0]:
+                out[eid] = (base, tier, [why], caps)
+        return out
+
+    @staticmethod
+    def _similarity(a: str, b: str) -> float:
+        if not a or not b:
+            return 0.0
+        r = fuzz.ratio(a, b) / 100.0
+        short, long_ = (a, b) if len(a) <= len(b) else (b, a)
+        if len(short) >= 24 and len(long_) > len(short) * 1.3:
+            r = max(r, 0.97 * fuzz.partial_ratio(short, long_) / 100.0)
+        return r
+
+    def _frames(self, parsed: Parsed) -> dict[str, str]:
+        hits: dict[str, str] = {}
+        for f in parsed.frames:
+            if not f.function:
+                continue
+            name = re.split(r"[\\/]", f.file)[-1]
+            for eid in self.frame_index.get((name, f.function), ()):
+                hits.setdefault(eid, f"telling frame {name}:{f.function}")
+        return hits
+
+    def _signals(self, parsed: Parsed) -> dict[str, str]:
+        hits: dict[str, str] = {}
+        if not self.signal_rx:
+            return hits
+        texts = [s.text for s in parsed.signals] + [parsed.message or ""]
+        for eid, rx in self.signal_rx:
+            for t in texts:
+                if rx.search(t):
+                    hits.setdefault(eid, f"signal line: {t[:80]}")
+                    break
+        return hits
+
+    # -- merge ------------------------------------------------------------------------------------
+    def match(self, parsed: Parsed, *, top: int = 3) -> list[Candidate]:
+        best: dict[str, list] = {}  # eid -> [score, tier, reasons, captures, from_final]
+        for kind, exc_type, message in self._sources(parsed):
+            for eid, (score, tier, reasons, caps) in self._score_source(kind, exc_type, message).items():
+                cur = best.get(eid)
+                if cur is None or score > cur[0]:
+                    best[eid] = [score, tier, reasons, caps, kind == "final"]
+        frames = self._frames(parsed)
+        signals = self._signals(parsed)
+        for eid, why in frames.items():
+            if eid in best:
+                s = best[eid][0]
+                best[eid][0] = s + (1 - s) * 0.35
+                best[eid][2].append(why)
+            elif not parsed.message or not best:
+                best[eid] = [0.42, 3, [why + " (no message matched)"], {}, False]
+        for eid, why in signals.items():
+            if eid in best:
+                s = best[eid][0]
+                best[eid][0] = s + (1 - s) * 0.5
+                best[eid][2].append(why)
+            else:
+                best[eid] = [0.62, 3, [why], {}, False]
+        # near-twins: an entry never claims a paste its twin matched by template
+        templated = {eid for eid, v in best.items() if v[1] == 1 and v[0] >= THRESHOLD}
+        for eid in list(best):
+            if any(t in templated for t in self.entries[eid]["excludes"]) and eid not in templated:
+                del best[eid]
+            elif eid in templated and any(t in templated and best[t][0] > best[eid][0] for t in self.entries[eid]["excludes"]):
+                del best[eid]
+        # wrappers rank below what they wrap when the wrapped error is known
+        inner_known = any(not self.entries[e]["wraps"] and v[0] >= THRESHOLD for e, v in best.items())
+        if inner_known:
+            for eid, v in best.items():
+                if self.entries[eid]["wraps"]:
+                    v[0] *= WRAPPER_PENALTY
+                    v[2].append("a wrapper: the wrapped error is known, so it comes first")
+        ranked = sorted(best.items(), key=lambda kv: (-round(kv[1][0], 4), kv[1][1], not kv[1][4], kv[0]))
+        return [
+            Candidate(eid, round(min(1.0, v[0]), 4), tuple(v[2]), v[3], v[1])
+            for eid, v in ranked[:top]
+        ]

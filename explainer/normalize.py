@@ -1,0 +1,84 @@
+"""Normalise messages before comparing them (as Sentry does for grouping).
+
+Values that differ between two occurrences of the same error (numbers, shapes, sizes, dtypes,
+devices, pids, addresses, paths, quoted names) become one placeholder token ``<*>``; case, width
+(full-width punctuation) and whitespace are folded. Patterns go through the same function with their
+``{placeholders}`` already turned into ``<*>``, so both sides meet in the same space.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+V = "<*>"
+
+_RULES = [
+    (re.compile(r"https?://\S+"), V),
+    (re.compile(r"0x[0-9a-f]+"), V),
+    (re.compile(r"torch\.size\(\[[^\]]*\]\)"), V),
+    (re.compile(r"(?:[a-z]:[\\/]|[~.]?/)[^\s:'\",;()]+"), V),  # paths
+    (re.compile(r"'[^'\n]{0,200}'|\"[^\"\n]{0,200}\"|`[^`\n]{0,200}`"), V),  # quoted names and values
+    (re.compile(r"\[[\d\s,*.x-]*\]"), V),  # [32, 3, 224, 224], [*, 10]
+    (re.compile(r"\((?:\s*-?\d+\s*[,x]\s*)+-?\d*\s*\)"), V),  # (3x1x1), (2, 3)
+    (re.compile(r"\b\d+(?:\s*x\s*\d+)+\b"), V),  # 4x20, 2 x 2
+    (re.compile(r"\b(?:cuda|cpu|mps|xpu|meta)(?::\d+)?\b(?=\s|[,.;:)!]|$)"), V),
+    (
+        re.compile(
+            r"\b(?:torch\.)?(?:float(?:16|32|64)?|double|half|bfloat16|int(?:8|16|32|64)?|long|short|"
+            r"u?int8|byte|bool|complex(?:32|64|128)?|char)(?:tensor)?\b"
+        ),
+        V,
+    ),
+    (re.compile(r"\b\d+(?:\.\d+)?\s*(?:[kmgt]i?b|bytes?)\b"), V),  # 2.00 GiB
+    (re.compile(r"-?\b\d+(?:\.\d+)?(?:e[-+]?\d+)?\b"), V),  # numbers
+]
+_PUNCT_SPACE = re.compile(r"\s*([,;:()])\s*")
+_MULTI_V = re.compile(r"(?:<\*>\s*){2,}")
+_WS = re.compile(r"\s+")
+
+
+def fold(text: str) -> str:
+    """Case, width and whitespace folding only."""
+    return _WS.sub(" ", unicodedata.normalize("NFKC", text).lower()).strip()
+
+
+def normalize(text: str) -> str:
+    s = fold(text)
+    for rx, repl in _RULES:
+        s = rx.sub(repl, s)
+    s = _PUNCT_SPACE.sub(r"\1 ", s)
+    s = _MULTI_V.sub(V + " ", s)
+    return _WS.sub(" ", s).strip()
+
+
+_WORD = re.compile(r"[a-z_][a-z0-9_]{2,}|[\u4e00-\u9fff]{1,}")
+STOPWORDS = frozenset(
+    "the and for with that this are was were not but from you your has have had can its into use "
+    "when than then there which while will would should could been being any all one".split()
+)
+
+
+def tokens(normalized: str) -> set[str]:
+    """Content words of a normalised text; Chinese runs become overlapping bigrams."""
+    out: set[str] = set()
+    for w in _WORD.findall(normalized):
+        if "\u4e00" <= w[0] <= "\u9fff":
+            if len(w) == 1:
+                out.add(w)
+            out.update(w[i : i + 2] for i in range(len(w) - 1))
+        elif w not in STOPWORDS:
+            out.add(w)
+    return out
+
+
+def cjk_bigrams(text: str) -> str:
+    """Text for the full-text index: Chinese runs as space-separated bigrams, the rest unchanged."""
+
+    def split(m: re.Match[str]) -> str:
+        run = m.group(0)
+        if len(run) == 1:
+            return f" {run} "
+        return " " + " ".join(run[i : i + 2] for i in range(len(run) - 1)) + " "
+
+    return re.sub(r"[\u4e00-\u9fff]+", split, text)

@@ -1,0 +1,684 @@
+"""Turn any pasted text into the plain traceback model. Never raises.
+
+The work happens in three passes over bounded input:
+
+1. *clean*: decode notebook JSON, drop ANSI codes, Markdown fences, rich box borders and the
+   prefixes that launchers, loggers and pytest put before every line; re-split pastes that lost
+   their newlines;
+2. *scan*: one pass over the lines recognising frame headers of every style, code lines, exception
+   lines, chain separators, worker re-raises and signal lines (NCCL, CUDA assertions, signals,
+   C++ frames, warnings) into a list of events;
+3. *assemble*: pick the exception the user should read first, the chain before it, the other
+   tracebacks in the paste, and mark library frames.
+
+Every regular expression here is linear: no nested quantifiers over the same characters, and lines
+are capped in length before they are matched.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from .model import Frame, Link, Other, Parsed, Signal
+
+MAX_CHARS = 300_000  # keep the tail of longer pastes: the final exception is at the end
+MAX_LINE = 6_000  # longer lines are cut (a message's identifying words come first)
+MAX_MESSAGE_LINES = 40
+
+# ---------------------------------------------------------------------------------------------
+# pass 1: cleaning
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+_FENCE = re.compile(r"^\s*(```|~~~)[\w+-]*\s*$")
+_PREFIXES = [
+    re.compile(r"^\[(?:rank|default|local_rank)?\d+\]\s*:\s?"),  # [rank0]: / [default1]: / [0]:
+    re.compile(r"^\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?\s*(?:[-|:]\s*)?"),  # ISO time
+    re.compile(r"^[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d\s+"),  # "Oct 16 02:07:00 "
+    re.compile(r"^\d\d:\d\d:\d\d(?:[.,:-]\d+)?\s+"),  # "10:53:25-006878 "
+    re.compile(r"^\[?(?:ERROR|WARNING|WARN|INFO|DEBUG|CRITICAL|FATAL)\]?(?:\s*[:|-]\s*|\s+)(?:[\w.]+:(?=\S))?"),  # log level
+    re.compile(r"^[A-Z]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+[\w.]+:\d+\]\s*"),  # glog "W1130 01:02:03.456 123 file.cpp:45] "
+    re.compile(r"^\[?[\w.-]+ ?(?:pid=|rank=)\d+\]?\s+"),  # ray-style "(pid=123) "
+    re.compile(r"^\(\w+ pid=\d+(?:, ip=[\d.]+)?\)\s*"),
+    re.compile(r"^E(?: {3,}|\t)"),  # pytest error lines
+    re.compile(r"^\d{1,3}: (?=\s*(?:File |Traceback|\w+Error|\[rank))"),  # srun -l / torchrun "0: "
+]
+_RICH_BORDER = re.compile(r"^\s*[│┃|]\s?(.*?)\s*[│┃|]?\s*$")
+_RICH_EDGE = re.compile(r"^\s*[╭╰┏┗+][─━\-]")
+_GROUP_BAR = re.compile(r"^(\s*\|\s?)+")  # ExceptionGroup boxes (3.11+)
+_GROUP_SEP = re.compile(r"^\s*\+[-+]+( \d+ -+| \.\.\.)")
+
+
+def _strip_prefixes(line: str) -> str:
+    for _ in range(4):
+        before = line
+        for rx in _PREFIXES:
+            m = rx.match(line)
+            if m and m.end() < len(line):
+                line = line[m.end() :]
+        if line == before:
+            break
+    return line
+
+
+def _from_notebook_json(text: str) -> str | None:
+    """Error output of a notebook cell (``"ename"``, ``"evalue"``, ``"traceback": [...]``)."""
+    if '"traceback"' not in text or '"ename"' not in text:
+        return None
+    start = text.find("{")
+    blobs = []
+    for candidate in (text[start:] if start >= 0 else "", "{" + text.strip().strip(",") + "}"):
+        try:
+            blobs.append(json.loads(candidate))
+            break
+        except ValueError:
+            continue
+    found: list[str] = []
+
+    def walk(o) -> None:
+        if isinstance(o, dict):
+            if isinstance(o.get("traceback"), list) and "ename" in o:
+                found.append("\n".join(str(x) for x in o["traceback"]))
+                return
+            for v in o.values():
+                walk(v)
+        elif isinstance(o, list):
+            for v in o:
+                walk(v)
+
+    for b in blobs:
+        walk(b)
+    if found:
+        return found[-1]
+    # not valid JSON (cut by the paste): unescape the traceback strings one by one
+    m = re.search(r'"traceback"\s*:\s*\[', text)
+    if not m:
+        return None
+    parts = re.findall(r'"((?:[^"\\\n]|\\.)*)"', text[m.end() :])
+    out = []
+    for p in parts:
+        try:
+            out.append(json.loads(f'"{p}"'))
+        except ValueError:
+            out.append(p)
+    return "\n".join(out) if out else None
+
+
+# Markers that start a new line in a paste that lost its newlines.
+_REFLOW = re.compile(
+    r"\s(?=Traceback \(most recent call last\):)"
+    r"|\s(?=File \"[^\"]{1,400}\", line \d+)"
+    r"|\s(?=File (?:[A-Za-z]:\\|~|/)[^\n]{1,400}?:\d+,? in [\w<>.]+)"
+    r"|\s(?=(?:The above exception was the direct cause|During handling of the above exception))"
+    r"|\s(?=Original Traceback \(most recent call last\):)"
+    r"|\s(?=Exception raised from )|\s(?=frame #\d+: )"
+)
+_FINAL_IN_FLAT = re.compile(
+    r"(?<![\w.])((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning|Failed|Unsupported|Interrupt|Exit))[:：]\s"
+)
+
+
+def _reflow(line: str) -> list[str]:
+    """Split one long line that holds a whole traceback back into lines."""
+    if len(_REFLOW.findall(line[:200_000])) < 2:
+        return [line]
+    pieces = _REFLOW.split(line)
+    out: list[str] = []
+    for piece in pieces:
+        piece = piece.strip()
+        if not piece:
+            continue
+        m = _FRAME_INLINE.match(piece)
+        if m:
+            out.append(piece[: m.end()])
+            rest = piece[m.end() :].strip()
+            if rest:
+                # the frame's code, then possibly the final exception line
+                ex = _FINAL_IN_FLAT.search(rest)
+                if ex:
+                    code = rest[: ex.start()].strip()
+                    if code:
+                        out.append("    " + code)
+                    out.append(rest[ex.start() :])
+                else:
+                    out.append("    " + rest)
+        else:
+            out.append(piece)
+    return out
+
+
+_FRAME_INLINE = re.compile(
+    r'File "[^"]{1,400}", line \d+(?:, in [\w<>.\[\]-]+)?'
+    r"|File (?:[A-Za-z]:\\|~|/)[^\n]{1,400}?:\d+,? in [\w<>.\[\]-]+(?:\([^)]{0,300}\))?"
+)
+
+
+def clean(text: str) -> tuple[list[str], set[str]]:
+    """Lines ready for scanning, and the format hints met on the way."""
+    hints: set[str] = set()
+    if len(text) > MAX_CHARS:
+        text = text[-MAX_CHARS:]
+        hints.add("truncated")
+    nb = _from_notebook_json(text)
+    if nb is not None:
+        text = nb
+        hints.add("jupyter")
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+        hints.add("ansi")
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u00a0", " ").replace("\ufeff", "")
+    raw_lines = text.split("\n")
+    lines: list[str] = []
+    for raw in raw_lines:
+        line = raw[:MAX_LINE].rstrip()
+        if _FENCE.match(line):
+            continue
+        if _RICH_EDGE.match(line):
+            hints.add("rich")
+            continue
+        if line.lstrip().startswith(("│", "┃")):
+            m = _RICH_BORDER.match(line)
+            if m:
+                line = m.group(1)
+                hints.add("rich")
+        if _GROUP_SEP.match(line):
+            lines.append("+--group--")
+            continue
+        if line.lstrip().startswith("|"):
+            line = _GROUP_BAR.sub("", line)
+            hints.add("group")
+        stripped = _strip_prefixes(line)
+        if stripped != line:
+            if stripped.startswith(("E ", "E\t")) or line.startswith("E "):
+                hints.add("pytest")
+            elif re.match(r"^\[(?:rank|default)", line):
+                hints.add("distributed_prefixed")
+            line = stripped
+        lines.append(line)
+    if len(lines) <= 3 and any(len(l) > 200 for l in lines):
+        flat: list[str] = []
+        for l in lines:
+            re_lines = _reflow(l)
+            if len(re_lines) > 1:
+                hints.add("flattened")
+            flat.extend(re_lines)
+        lines = flat
+    return lines, hints
+
+
+# ---------------------------------------------------------------------------------------------
+# pass 2: scanning
+
+_TB_START = re.compile(r"^\s*(?:Original )?Traceback \(most recent call last\):?\s*$")
+_IPY_HEADER = re.compile(r"^\s*((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)\s{3,}Traceback \(most recent call last\)")
+_CAUSE = re.compile(r"The above exception was the direct cause of the following exception")
+_CONTEXT = re.compile(r"During handling of the above exception, another exception occurred")
+_WORKER = re.compile(r"Caught (\w+) in DataLoader worker process \d+")
+
+_FRAME_RES = [
+    # standard CPython: File "x.py", line 3, in f
+    ("standard", re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>\S+))?\s*(?P<code>.*)$')),
+    # IPython 8 / Spyder: File ~/x.py:12, in f(x)   File D:\a\b.py:581 in backward
+    ("ipython", re.compile(r"^\s*File (?P<file>(?:[A-Za-z]:[\\/]|~|/|\.|\w)[^\n]*?):(?P<line>\d+),? in (?P<func>[\w<>.\[\]-]+)(?:\([^)]*\))?\s*(?P<code>.*)$")),
+    # IPython 8 cells: Cell In[3], line 5   /  Input In [3], in <cell line: 5>()
+    ("ipython", re.compile(r"^\s*(?P<file>Cell In\s?\[\d*\]), line (?P<line>\d+)(?:, in (?P<func>[\w<>.]+))?")),
+    ("ipython", re.compile(r"^\s*(?P<file>Input In \[\d*\]), in (?P<func>[^\n(]+)")),
+    # old IPython / Colab: <ipython-input-9-abc> in <module>()   /path/x.py in f(a, b)
+    ("ipython", re.compile(r"^\s*(?P<file><ipython-input-[\w-]+>|(?:[A-Za-z]:[\\/]|/|~)[^\n]*?\.pyx?) in (?P<func>[\w<>.]+)\(.*\)?\s*$")),
+    # rich: /path/x.py:12 in f   (borders already removed)
+    ("rich", re.compile(r"^\s*(?P<file>(?:[A-Za-z]:[\\/]|/|~)[^\s:]*(?: [^\s:]+)*\.py):(?P<line>\d+) in (?P<func>[\w<>.]+)\s*$")),
+    # pytest: path/x.py:12: in test_f
+    ("pytest", re.compile(r"^(?P<file>[^\s:][^:\n]*\.py):(?P<line>\d+): in (?P<func>[\w<>.]+)\s*$")),
+]
+_ARROW = re.compile(r"^\s*-+>\s*(?P<line>\d+)\s(?P<code>.*)$")
+_IPY_CONTEXT = re.compile(r"^\s{2,}\d+\s")
+_MARKERS = re.compile(r"^\s*[\^~\s]+$")
+_REPEATED = re.compile(r"^\s*\[Previous line repeated \d+ more times?\]")
+_PYTEST_SRC = re.compile(r"^>\s{3,}(?P<code>\S.*)$")
+_PYTEST_LOC = re.compile(r"^(?P<file>[^\s:][^:\n]*\.py):(?P<line>\d+): (?P<type>\w+)$")
+_FAILED_SUMMARY = re.compile(r"^(?:FAILED|ERROR) \S+ - (?P<rest>.+)$")
+_VSCODE = re.compile(r"^\s*(?:Exception has occurred|发生异常|例外が発生しました)\s*[:：]\s*(?P<type>[\w.]+)\s*$")
+_TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<type>[^']+)'")
+_WHAT = re.compile(r"^\s*what\(\):\s*(?P<msg>.*)$")
+_WARNING_LINE = re.compile(r"^(?P<file>\S[^\n]*?):(?P<line>\d+): (?P<type>\w*Warning): ?(?P<msg>.*)$")
+_EXC_LINE = re.compile(
+    r"^(?P<indent>\s*)(?P<type>(?:[A-Za-z_]\w*(?:\.|::))*[A-Za-z_]\w*)(?:(?:\s*[:：]\s?)(?P<msg>.*))?$"
+)
+_EXC_SUFFIX = re.compile(r"(?:Error|Exception|Warning|Exit|Interrupt|Failed|Unsupported|Missing|Iteration|Timeout|Exceeded)$")
+_KNOWN_TYPES = {"KeyboardInterrupt", "StopIteration", "GeneratorExit", "SystemExit", "python-BaseException"}
+_INLINE_EXC = re.compile(
+    r"(?P<open>\*\*|[`'\"“‘「]?)(?<![\w.])(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))\s*[:：]\s"
+)
+_CLOSERS = {"**": "**", "`": "`", "'": "'", '"': '"', "“": "”", "‘": "’", "「": "」"}
+_CPP = re.compile(r"^\s*(?:Exception raised from .* \(most recent call first\):|frame #\d+: )")
+_SIGNAL_RES = [
+    ("cuda_assert", re.compile(r"Assertion `?.{0,400}`? failed\.|device-side assert|CUDA kernel errors", re.I)),
+    ("nccl", re.compile(r"\bNCCL\b|ProcessGroupNCCL|Watchdog caught collective|ncclUnhandled|ncclSystemError|ncclInternalError", re.I)),
+    ("signal", re.compile(r"killed by signal|Segmentation fault|Bus error|core dumped|SIGKILL|SIGSEGV|SIGBUS|SIGABRT|Received signal|exitcode\s*:\s*-\d+|Killed$|OOM[- ]killer|out of shared memory|shm", re.I)),
+    ("terminate", re.compile(r"terminate called after throwing")),
+]
+_LIB = re.compile(
+    r"(?:site-packages|dist-packages|[\\/]lib[\\/]python\d[\d.]*[\\/]|[\\/]Lib[\\/]|[\\/]pkgs[\\/]|"
+    r"^<frozen |[\\/]torch[\\/](?!.*[\\/]site-packages)|^torch[\\/]|[\\/]importlib[\\/]|[\\/]\.pyenv[\\/]versions[\\/][^\\/]+[\\/]lib[\\/])"
+)
+
+
+def is_library(path: str) -> bool:
+    return bool(_LIB.search(path))
+
+
+class _Event:
+    __slots__ = ("kind", "exc_type", "message", "relation", "frames", "line_no", "warning")
+
+    def __init__(self, kind: str, exc_type: str | None, message: str | None, frames: list[Frame], line_no: int, *, warning: bool = False) -> None:
+        self.kind = kind
+        self.exc_type = exc_type
+        self.message = message
+        self.relation: str | None = None
+        self.frames = frames
+        self.line_no = line_no
+        self.warning = warning
+
+
+def _is_code(line: str) -> bool:
+    text = line.strip()
+    if not text or len(text) > 200 or not re.search(r"[.(=\[]", text) or re.search(r"[\u4e00-\u9fff]", text):
+        return False
+    import ast
+
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def _looks_like_type(name: str, after_frames: bool) -> bool:
+    last = re.split(r"\.|::", name)[-1]
+    if name in _KNOWN_TYPES or _EXC_SUFFIX.search(last):
+        return True
+    # right after a traceback's frames, a dotted CamelCase name is an exception type too
+    return after_frames and bool(re.match(r"^[A-Z]\w*$", last)) and ("." in name or "::" in name)
+
+
+def _is_structural(line: str) -> bool:
+    return bool(
+        _TB_START.match(line)
+        or _CAUSE.search(line)
+        or _CONTEXT.search(line)
+        or _CPP.match(line)
+        or any(rx.match(line) for _, rx in _FRAME_RES)
+        or _TERMINATE.search(line)
+        or line == "+--group--"
+    )
+
+
+def _scan(lines: list[str]) -> tuple[list[_Event], list[Signal], set[str]]:
+    events: list[_Event] = []
+    signals: list[Signal] = []
+    hints: set[str] = set()
+    frames: list[Frame] = []
+    in_tb = False
+    pending_relation: str | None = None
+    pending_type: str | None = None  # from "Exception has occurred: X" or a terminate line
+    n = len(lines)
+    i = 0
+
+    def add_exc(exc_type: str | None, msg: str | None, *, warning: bool = False, kind: str = "exc") -> None:
+        nonlocal frames, in_tb, pending_relation
+        ev = _Event(kind, exc_type, msg, frames, i, warning=warning)
+        ev.relation = pending_relation
+        events.append(ev)
+        frames = []
+        in_tb = False
+        pending_relation = None
+
+    while i < n:
+        line = lines[i]
+        s = line.strip()
+        if not s:
+            i += 1
+            continue
+        if s == "+--group--":
+            if events:
+                events[-1].relation = events[-1].relation or None
+                events[-1].kind = "group"
+            pending_relation = "group"
+            i += 1
+            continue
+        for kind, rx in _SIGNAL_RES:
+            if rx.search(s) and len(signals) < 200:
+                signals.append(Signal(kind, s[:500]))
+                break
+        if _CPP.match(line):
+            if len(signals) < 200 and not any(x.kind == "cpp_frame" for x in signals[-3:]):
+                signals.append(Signal("cpp_frame", s[:300]))
+            hints.add("cpp_frames")
+            i += 1
+            continue
+        m = _IPY_HEADER.match(line)
+        if m:
+            hints.add("ipython")
+            in_tb, frames = True, []
+            pending_type = m.group(1)
+            i += 1
+            continue
+        if _TB_START.match(line):
+            if "Original" in s:
+                hints.add("dataloader_worker")
+                if events and _WORKER.search(events[-1].message or ""):
+                    events[-1].kind = "worker"
+                pending_relation = "worker" if events and events[-1].kind == "worker" else pending_relation
+            in_tb, frames = True, []
+            i += 1
+            continue
+        if _CAUSE.search(s):
+            pending_relation = "cause"
+            hints.add("chained")
+            if events:
+                events[-1].relation = events[-1].relation
+            i += 1
+            continue
+        if _CONTEXT.search(s):
+            pending_relation = "context"
+            hints.add("chained")
+            i += 1
+            continue
+        fm = None
+        for style, rx in _FRAME_RES:
+            fm = rx.match(line)
+            if fm:
+                break
+        if fm:
+            if style != "standard":
+                hints.add(style)
+            gd = fm.groupdict()
+            if not frames and not events and i > 0 and _is_code(lines[i - 1]):
+                # a paste cut at the top often starts with the user's own code line
+                frames.append(Frame("<truncated>", None, None, lines[i - 1].strip(), False))
+            code = (gd.get("code") or "").strip() or None
+            # the code sits on the next line unless the frame header carried it (flattened pastes)
+            if code is None and i + 1 < n:
+                nxt = lines[i + 1]
+                if nxt.strip() and not _is_structural(nxt) and not _MARKERS.match(nxt) and not _ARROW.match(nxt):
+                    if nxt.startswith((" ", "\t")) and not _IPY_CONTEXT.match(nxt):
+                        code = nxt.strip()
+                        i += 1
+            file = gd["file"].strip()
+            line_no = int(gd["line"]) if gd.get("line") else None
+            frames.append(Frame(file, line_no, (gd.get("func") or "").strip() or None, code, is_library(file)))
+            in_tb = True
+            i += 1
+            continue
+        m = _ARROW.match(line)
+        if m and frames:
+            last = frames[-1]
+            frames[-1] = Frame(last.file, last.line or int(m.group("line")), last.function, last.code or m.group("code").strip() or None, last.library)
+            i += 1
+            continue
+        if in_tb and (_MARKERS.match(line) or _REPEATED.match(line) or _IPY_CONTEXT.match(line) or re.match(r"^\s*\d+ frames?\s*$", line) or re.match(r"^\s*\.\.\.\s*$", line)):
+            i += 1
+            continue
+        m = _PYTEST_SRC.match(line)
+        if m:
+            hints.add("pytest")
+            if frames and not frames[-1].code:
+                f = frames[-1]
+                frames[-1] = Frame(f.file, f.line, f.function, m.group("code").strip(), f.library)
+            i += 1
+            continue
+        m = _PYTEST_LOC.match(s)
+        if m:
+            i += 1
+            continue
+        m = _VSCODE.match(line)
+        if m:
+            hints.add("debugger")
+            pending_type = m.group("type")
+            # the message follows on the next non-empty line(s)
+            j = i + 1
+            msg_lines = []
+            while j < n and lines[j].strip() and not _is_structural(lines[j]) and len(msg_lines) < MAX_MESSAGE_LINES:
+                msg_lines.append(lines[j].strip())
+                j += 1
+            add_exc(pending_type, "\n".join(msg_lines) or None)
+            pending_type = None
+            i = j
+            continue
+        m = _TERMINATE.search(s)
+        if m:
+            ttype = m.group("type")
+            j = i + 1
+            while j < n and not lines[j].strip():
+                j += 1
+            wm = _WHAT.match(lines[j]) if j < n else None
+            if wm is None:
+                wm2 = re.search(r"what\(\):\s*(?P<msg>.*)$", s)
+                msg = wm2.group("msg") if wm2 else None
+                j = i
+            else:
+                msg = wm.group("msg")
+            k = j + 1
+            extra = []
+            while k < n and lines[k].strip() and not _is_structural(lines[k]) and not _TB_START.match(lines[k]) and len(extra) < 10:
+                if _EXC_LINE.match(lines[k]) and _looks_like_type((_EXC_LINE.match(lines[k]).group("type")), False) and ":" in lines[k]:
+                    break
+                extra.append(lines[k].strip())
+                k += 1
+            add_exc(ttype, "\n".join([msg or ""] + extra).strip() or None, kind="terminate")
+            i = k
+            continue
+        m = _FAILED_SUMMARY.match(s)
+        if m:
+            hints.add("pytest")
+            em = _EXC_LINE.match(m.group("rest"))
+            if em and em.group("msg") is not None and _looks_like_type(em.group("type"), False):
+                add_exc(em.group("type"), em.group("msg").strip(), kind="summary")
+            i += 1
+            continue
+        m = _WARNING_LINE.match(s)
+        if m:
+            msg_lines = [m.group("msg").strip()] if m.group("msg").strip() else []
+            j = i + 1
+            while j < n and lines[j].strip() and not _is_structural(lines[j]) and len(msg_lines) < 8:
+                nxt = lines[j].strip()
+                if nxt.startswith("warnings.warn") or _WARNING_LINE.match(nxt):
+                    j += 1 if nxt.startswith("warnings.warn") else 0
+                    break
+                em = _EXC_LINE.match(nxt)
+                if em and em.group("msg") is not None and _looks_like_type(em.group("type"), False):
+                    break
+                msg_lines.append(nxt)
+                j += 1
+            signals.append(Signal("warning", s[:500]))
+            add_exc(m.group("type"), " ".join(msg_lines) or None, warning=True)
+            i = j
+            continue
+        if s == "python-BaseException":  # PyCharm's trailer, not an exception of its own
+            i += 1
+            continue
+        em = _EXC_LINE.match(line)
+        if em and (em.group("msg") is not None or (in_tb and frames)) and _looks_like_type(em.group("type"), in_tb and bool(frames)):
+            exc_type = em.group("type")
+            first = (em.group("msg") or "").strip()
+            msg_lines = [first] if first else []
+            j = i + 1
+            # a message that starts empty continues after one blank line (spawn's bootstrapping text)
+            if not first and j < n and not lines[j].strip():
+                j += 1
+            while j < n and len(msg_lines) < MAX_MESSAGE_LINES:
+                nxt = lines[j]
+                if not nxt.strip() or _is_structural(nxt):
+                    break
+                nm = _EXC_LINE.match(nxt)
+                opens_more = bool(msg_lines) and msg_lines[-1].rstrip().endswith(("raised:", "error:"))
+                if nm and nm.group("msg") is not None and _looks_like_type(nm.group("type"), False) and not nxt.startswith((" ", "\t")) and not opens_more:
+                    break
+                if _WARNING_LINE.match(nxt.strip()) or _VSCODE.match(nxt):
+                    break
+                msg_lines.append(nxt.strip() if not nxt.startswith("\t") else nxt.rstrip())
+                j += 1
+            message = "\n".join(msg_lines).strip() or None
+            if exc_type == "python-BaseException":
+                exc_type = None
+            if pending_type and exc_type == pending_type:
+                pending_type = None
+            add_exc(exc_type, message)
+            if message and _WORKER.search(message) and "Original Traceback" in message:
+                events[-1].kind = "worker"
+            i = j
+            continue
+        im = _INLINE_EXC.search(line)
+        if im:
+            # an exception quoted inside commentary: "I get 'RuntimeError: ...' when ..."
+            msg = line[im.end() :].strip()
+            opener = im.group("open")
+            closer = _CLOSERS.get(opener)
+            if closer and closer in msg:
+                msg = msg[: msg.rindex(closer)] if opener in ("**", "`") else msg[: msg.index(closer)]
+            add_exc(im.group("type"), msg.strip().strip("*`") or None, kind="inline")
+        i += 1
+    if pending_type and not any(e.exc_type == pending_type for e in events):
+        add_exc(pending_type, None)
+    return events, signals, hints
+
+
+# ---------------------------------------------------------------------------------------------
+# pass 3: assembling
+
+_ERRORISH = re.compile(
+    r"error|exception|failed|failure|cannot|can't|could not|unable|invalid|expected|must|mismatch|"
+    r"out of (?:memory|bounds|range)|not (?:supported|implemented|found|available|compiled|defined|match)|"
+    r"does not|doesn't|illegal|assert|killed|timed? ?out|segmentation|unexpectedly|"
+    r"错误|报错|失败|无法|不能|必须|异常",
+    re.I,
+)
+_CHATTY = re.compile(
+    r"\b(?:i|i'm|i've|my|we|our|you|your|me|please|thanks?|thank you|hello|hi|help|anyone|somebody|"
+    r"trying to fix|how to|how can|why|any idea|solve|solution)\b|[?？]\s*$|我|请|谢谢|怎么|为什么|求助|大佬",
+    re.I,
+)
+
+
+_WEAK = re.compile(r"\b(?:not|no|only|instead|freed|requires?|should|while|because)\b", re.I)
+
+
+def _error_score(line: str) -> float:
+    if line == "python-BaseException":
+        return -10.0
+    score = len(_ERRORISH.findall(line)) * 2.0 + len(_WEAK.findall(line)) - len(_CHATTY.findall(line)) * 3.0
+    if re.search(r"\d+\s*x\s*\d+|\[\d+(?:, \d+)*\]|torch\.\w+|cuda|tensor", line, re.I):
+        score += 1.0
+    return score
+
+
+def _fallback_message(lines: list[str]) -> str | None:
+    """No exception line: the line that reads most like an error message (the later one on a tie)."""
+    tail = [l.strip().strip("*`") for l in lines if l.strip()][-60:]
+    if not tail:
+        return None
+    best, best_score = None, float("-inf")
+    for l in tail:
+        sc = _error_score(l)
+        if len(l) > 12 and sc >= best_score:
+            best, best_score = l, sc
+    return best if best is not None else tail[-1]
+
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _lang_hint(text: str) -> str | None:
+    cjk = len(_CJK.findall(text[-20000:]))
+    return "zh" if cjk >= 4 else None
+
+
+def parse_text(text: str) -> Parsed:
+    """Parse any text into the traceback model. Never raises."""
+    try:
+        return _parse(text if isinstance(text, str) else str(text))
+    except Exception:  # the parser must never take the surface down; fall back to the last line
+        try:
+            last = _fallback_message(text.splitlines()[-50:])
+        except Exception:
+            last = None
+        return Parsed(exc_type=None, message=last, format="unknown")
+
+
+def _parse(text: str) -> Parsed:
+    lines, hints = clean(text)
+    events, signals, scan_hints = _scan(lines)
+    hints |= scan_hints
+    errors = [e for e in events if not e.warning and e.kind != "inline"]
+    inline = [e for e in events if e.kind == "inline"]
+    warned = [e for e in events if e.warning]
+    pool = errors or inline
+    if not pool and warned:
+        # a warning is the answer only when no line reads more like an error than it does
+        fb = _fallback_message(lines)
+        if fb and _error_score(fb) > _error_score(warned[-1].message or "") + 2 and (warned[-1].message or "") not in fb:
+            pool = []
+        else:
+            pool = warned
+    if not pool:
+        msg = _fallback_message(lines)
+        return Parsed(
+            exc_type=None, message=msg, signals=tuple(signals), format=_format(hints, last_line=True, lines=lines),
+            lang_hint=_lang_hint(text),
+        )
+    final = pool[-1]
+    # A C++ terminate line or a pytest summary line repeats an exception already in the paste: prefer
+    # the real exception line with its frames when the texts agree.
+    if final.kind in ("summary",) and len(pool) > 1:
+        for e in reversed(pool[:-1]):
+            if e.exc_type and final.exc_type and e.exc_type.split(".")[-1] == final.exc_type.split(".")[-1]:
+                final = e
+                break
+    idx = events.index(final)
+    # the chain: walk back over events linked by relations
+    chain: list[Link] = []
+    k = idx
+    while k > 0:
+        rel = events[k].relation
+        prev = events[k - 1]
+        if rel in ("cause", "context", "group", "worker") or prev.kind in ("worker", "group"):
+            relation = rel or ("worker" if prev.kind == "worker" else "group")
+            chain.insert(0, Link(prev.exc_type, prev.message, relation))
+            k -= 1
+        else:
+            break
+    chained = set(range(k, idx + 1))
+    others = [Other(e.exc_type, e.message) for j, e in enumerate(events) if j not in chained and e is not final]
+    frames = tuple(final.frames)
+    if not frames:
+        # VS Code / commentary pastes put frames after the message
+        later = [e for e in events if e.frames]
+        if later:
+            frames = tuple(later[-1].frames)
+    if "dataloader_worker" in hints and final.relation != "worker" and not any(c.relation == "worker" for c in chain):
+        hints.discard("dataloader_worker")
+    fmt = _format(hints, last_line=not frames and len([l for l in lines if l.strip()]) <= 2, lines=lines)
+    if any(c.relation in ("cause", "context") for c in chain) and fmt == "standard":
+        fmt = "chained"
+    return Parsed(
+        exc_type=final.exc_type,
+        message=final.message,
+        frames=frames,
+        chain=tuple(chain),
+        signals=tuple(signals),
+        others=tuple(others[-20:]),
+        format=fmt,
+        lang_hint=_lang_hint(text),
+    )
+
+
+_FORMAT_ORDER = ("jupyter", "dataloader_worker", "distributed_prefixed", "pytest", "flattened", "debugger", "rich", "ipython", "cpp_frames", "chained", "group")
+
+
+def _format(hints: set[str], *, last_line: bool, lines: list[str]) -> str:
+    for name in _FORMAT_ORDER:
+        if name in hints:
+            return name
+    if last_line:
+        return "last_line_only"
+    return "standard"
