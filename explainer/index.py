@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .normalize import cjk_bigrams
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 
 class IndexError_(Exception):
@@ -106,16 +106,14 @@ def build_index(kb_dir: Path, out: Path) -> dict:
                 e.explanation.get(lang, ""),
                 " ".join(c.get(lang, "") for c in e.causes),
                 " ".join(f.get(lang, "") for f in e.fixes),
-                " ".join(m.get("patterns", [])),
-                e.id.replace("-", " "),
             ]
-            text = "\n".join(parts)
-            docs.append({"entry_id": e.id, "lang": lang, "title": m.get("title", {}).get(lang, ""), "body": text, "tokens": cjk_bigrams(text)})
+            key = "\n".join([m.get("title", {}).get(lang, ""), e.id.replace("-", " "), *m.get("patterns", [])])
+            docs.append({"entry_id": e.id, "lang": lang, "title": m.get("title", {}).get(lang, ""), "tokens": cjk_bigrams("\n".join(parts)), "key": cjk_bigrams(key), "body": "\n".join(parts[1:])})
     db["entries"].insert_all(rows, pk="id")
     db["patterns"].insert_all(pats)
     db["patterns"].create_index(["entry_id"])
     db["search"].insert_all(docs)
-    db["search"].enable_fts(["tokens"], tokenize="unicode61 remove_diacritics 2", create_triggers=False)
+    db["search"].enable_fts(["tokens", "key"], tokenize="unicode61 remove_diacritics 2", create_triggers=False)
     db["meta"].insert_all(
         [
             {"key": "schema", "value": SCHEMA_VERSION},
@@ -186,31 +184,45 @@ class Index:
         match = " ".join('"' + t.replace('"', "") + '"' for t in terms)
         langs = ("en", "zh") if lang == "both" else (lang,)
         sql = (
-            "select s.entry_id, s.lang, s.title, bm25(search_fts) as rank, "
-            "snippet(search_fts, 0, '[', ']', ' … ', 12) "
+            "select s.entry_id, s.lang, s.title, bm25(search_fts, 1.0, 4.0) as rank, "
+            "s.body "
             "from search_fts join search s on s.rowid = search_fts.rowid "
             f"where search_fts match ? and s.lang in ({','.join('?' * len(langs))}) order by rank limit ?"
         )
-        try:
-            rows = self.conn.execute(sql, (match, *langs, limit * 2)).fetchall()
-        except sqlite3.OperationalError:
-            return []
-        if not rows:  # all terms together found nothing: any term
+        phrase = '"' + " ".join(t.replace('"', "") for t in terms) + '"'
+        rows = []
+        # the words as a phrase first (a pasted message fragment), then all of them, then any of them
+        for weight, q in ((1.0, phrase), (0.8, match), (0.6, " OR ".join(match.split(" ")))):
             try:
-                rows = self.conn.execute(sql, (" OR ".join(match.split(" ")), *langs, limit * 2)).fetchall()
+                found = self.conn.execute(sql, (q, *langs, limit * 2)).fetchall()
             except sqlite3.OperationalError:
-                return []
+                continue
+            top = max((-r[3] for r in found), default=1.0) or 1.0
+            rows += [(r[0], r[1], r[2], weight * min(1.0, -r[3] / top), r[4]) for r in found]
+            if len({r[0] for r in rows}) >= limit:
+                break
         seen, out = set(), []
-        best = -rows[0][3] if rows else 1.0
-        for entry_id, lg, title, rank, snip in rows:
+        for entry_id, lg, title, score, body in rows:
             if entry_id in seen:
                 continue
             seen.add(entry_id)
-            snippet = re.sub(r"(?<=[\u4e00-\u9fff]) (?=[\u4e00-\u9fff])", "", snip)
-            out.append({"id": entry_id, "title": title, "lang": lg, "score": round(-rank / best if best else 0.0, 3), "snippet": snippet.strip()})
+            out.append({"id": entry_id, "title": title, "lang": lg, "score": round(score, 3), "snippet": _snippet(body, query)})
             if len(out) >= limit:
                 break
         return out
+
+
+def _snippet(body: str, query: str, width: int = 60) -> str:
+    """A short piece of ``body`` around the first query word it contains."""
+    import re
+
+    text = re.sub(r"\s+", " ", body).strip()
+    low = text.lower()
+    hits = [low.find(w) for w in re.findall(r"[\w\u4e00-\u9fff]+", query.lower()) if w and low.find(w) >= 0]
+    at = min(hits) if hits else 0
+    start = max(0, at - width // 2)
+    piece = text[start : start + width * 2]
+    return ("…" if start else "") + piece + ("…" if start + width * 2 < len(text) else "")
 
 
 def open_index(*, rebuild_ok: bool = True, path: Path | None = None, kb: Path | None = None) -> Index:

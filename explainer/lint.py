@@ -84,7 +84,8 @@ def lint_entry(entry: Entry, known_ids: set[str]) -> list[str]:
             compile_pattern(p)
         except (PatternError, re.error) as exc:
             out.append(f"pattern {p[:60]!r}: {exc}")
-        if len(re.sub(r"\{[^{}]*\}|\s", "", p)) < 8:
+        literal = re.sub(r"\{[^{}]*\}|\s", "", p)
+        if len(literal) + len(_HAN.findall(literal)) < 8:  # a Chinese character says as much as two letters
             out.append(f"pattern {p[:60]!r}: too little literal text to identify the error")
     for frame in meta.get("frames", []) if isinstance(meta.get("frames"), list) else []:
         if not re.match(r"^[\w./<>-]+\.py:[\w<>]+$", str(frame)):

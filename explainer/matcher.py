@@ -28,7 +28,8 @@ from collections import defaultdict
 from rapidfuzz import fuzz
 
 from .model import Candidate, Parsed
-from .normalize import fold, normalize, tokens
+from .normalize import normalize, tokens
+from .patterns import compile_pattern, literal_text
 
 THRESHOLD = 0.5  # below this the matcher abstains
 AMBIGUOUS_GAP = 0.06  # two candidates this close on a thin paste: say so
@@ -50,20 +51,38 @@ def _sigmoid(x: float) -> float:
 
 
 class _Pattern:
-    __slots__ = ("entry_id", "idx", "raw", "regex_src", "normalized", "fuzzy_ok", "_rx")
+    __slots__ = ("entry_id", "idx", "raw", "regex_src", "normalized", "fuzzy_ok", "specificity", "_rx", "_head")
 
     def __init__(self, entry_id: str, idx: int, raw: str, regex_src: str, normalized: str) -> None:
         self.entry_id, self.idx, self.raw, self.regex_src, self.normalized = entry_id, idx, raw, regex_src, normalized
         # a pattern with few content words left after normalisation ("module <*> has no attribute <*>")
         # is too generic for fuzzy evidence: it must match as a template
         self.fuzzy_ok = len(tokens(normalized)) >= MIN_FUZZY_TOKENS
+        self.specificity = min(0.015, len(re.sub(r"\{[^{}]*\}|\s", "", raw)) / 20000)
         self._rx = None
+        self._head: re.Pattern[str] | None | bool = False
 
     @property
     def rx(self) -> re.Pattern[str]:
         if self._rx is None:
             self._rx = re.compile(self.regex_src, re.IGNORECASE)
         return self._rx
+
+    @property
+    def head(self) -> re.Pattern[str] | None:
+        """The first line of a multi-line pattern, for pastes that kept only the first line."""
+        if self._head is False:
+            raw = self.raw.strip()
+            first = raw.split("\n", 1)[0]
+            if first == raw and len(raw) > 100 and ". " in raw:
+                first = raw[: raw.index(". ") + 1]  # a long one-line message: its first sentence
+            self._head = None
+            if first != raw and len(tokens(normalize(literal_text(first)))) >= 3:
+                try:
+                    self._head = compile_pattern(first)
+                except (ValueError, re.error):
+                    pass
+        return self._head
 
 
 class Matcher:
@@ -139,8 +158,13 @@ class Matcher:
                     m = p.rx.search(msg)
                     if m:
                         tier, base, why = 1, 0.9, "template found inside the message"
+            if not m and p.head is not None:
+                m = p.head.match(first_line)
+                if m:
+                    tier, base, why = 1, 0.88, "matches the opening of the template (the rest of the message is missing)"
             if m:
                 caps = {k: v.strip() for k, v in m.groupdict().items() if v}
+                base += p.specificity  # of two templates that both match, the more specific one wins
             elif not p.fuzzy_ok:
                 continue
             else:
@@ -226,11 +250,13 @@ class Matcher:
                 best[eid] = [0.62, 3, [why], {}, False]
         # near-twins: an entry never claims a paste its twin matched by template
         templated = {eid for eid, v in best.items() if v[1] == 1 and v[0] >= THRESHOLD}
-        for eid in list(best):
-            if any(t in templated for t in self.entries[eid]["excludes"]) and eid not in templated:
-                del best[eid]
-            elif eid in templated and any(t in templated and best[t][0] > best[eid][0] for t in self.entries[eid]["excludes"]):
-                del best[eid]
+        drop = set()
+        for eid, v in best.items():
+            for twin in self.entries[eid]["excludes"]:
+                if twin in templated and (eid not in templated or best[twin][0] > v[0]):
+                    drop.add(eid)
+        for eid in drop:
+            del best[eid]
         # wrappers rank below what they wrap when the wrapped error is known
         inner_known = any(not self.entries[e]["wraps"] and v[0] >= THRESHOLD for e, v in best.items())
         if inner_known:

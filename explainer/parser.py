@@ -309,6 +309,8 @@ def _is_structural(line: str) -> bool:
         or _CPP.match(line)
         or any(rx.match(line) for _, rx in _FRAME_RES)
         or _TERMINATE.search(line)
+        or _FAILED_SUMMARY.match(line)
+        or _PYTEST_SRC.match(line)
         or line == "+--group--"
     )
 
@@ -535,7 +537,11 @@ def _scan(lines: list[str]) -> tuple[list[_Event], list[Signal], set[str]]:
             opener = im.group("open")
             closer = _CLOSERS.get(opener)
             if closer and closer in msg:
-                msg = msg[: msg.rindex(closer)] if opener in ("**", "`") else msg[: msg.index(closer)]
+                if opener in ("**", "`"):
+                    msg = msg[: msg.rindex(closer)]
+                else:  # the closing quote, not an apostrophe inside a word ("Can't")
+                    end = re.search(re.escape(closer) + r"(?=\s|[.,;:)!?]|$)", msg)
+                    msg = msg[: end.start()] if end else msg
             add_exc(im.group("type"), msg.strip().strip("*`") or None, kind="inline")
         i += 1
     if pending_type and not any(e.exc_type == pending_type for e in events):

@@ -41,7 +41,7 @@ def to_regex(pattern: str) -> str:
             if name in seen:
                 raise PatternError(f"placeholder {{{name}}} appears twice")
             seen.add(name)
-            body = r"[\s\S]+?" if m.group(2) else r"[^\n]+?"
+            body = r"[\s\S]*?" if m.group(2) else r"[^\n]*?"
             out.append(f"(?P<{name}>{body})")
         else:
             out.append(r"\s+")

@@ -104,7 +104,7 @@ class Worker:
 def snippet_label(entry: Entry, s: Snippet) -> str:
     if s.role == "repro":
         return "repro"
-    n = [x for x in entry.snippets if x.group == s.group and x.role == s.role].index(s) + 1
+    n = sum(1 for x in entry.snippets if x.group == s.group and x.role == s.role and x.line < s.line) + 1
     return f"{s.role}:{s.group}#{n}"
 
 
@@ -155,6 +155,24 @@ def check(entry: Entry, s: Snippet, res: dict) -> tuple[str, str, str]:
     return "fail", "no output line matches the first pattern", ""
 
 
+def run_snippet(entry: Entry, s: Snippet, worker: Worker, explain_check=None) -> Result:
+    """Execute one snippet in ``worker`` and check it against its label."""
+    started = time.perf_counter()
+    try:
+        res = worker.run(_request(entry, s), s.timeout)
+    except RuntimeError as exc:
+        res = {"status": "error", "reason": str(exc)}
+    finally:
+        if "isolated" in s.options:
+            worker.close()
+    status, reason, paste = check(entry, s, res)
+    if status == "pass" and s.role == "repro" and explain_check is not None:
+        problem = explain_check(entry, paste)
+        if problem:
+            status, reason = "fail", problem
+    return Result(entry.id, snippet_label(entry, s), s.role, status, reason, round(time.perf_counter() - started, 3), paste)
+
+
 def verify(
     entries: Iterable[Entry],
     *,
@@ -180,21 +198,7 @@ def verify(
 
     def run(task: tuple[Entry, Snippet]) -> Result:
         entry, s = task
-        started = time.perf_counter()
-        w = worker_for(s)
-        try:
-            res = w.run(_request(entry, s), s.timeout)
-        except RuntimeError as exc:
-            res = {"status": "error", "reason": str(exc)}
-        finally:
-            if "isolated" in s.options:
-                w.close()
-        status, reason, paste = check(entry, s, res)
-        if status == "pass" and s.role == "repro" and explain_check is not None:
-            problem = explain_check(entry, paste)
-            if problem:
-                status, reason = "fail", problem
-        result = Result(entry.id, snippet_label(entry, s), s.role, status, reason, round(time.perf_counter() - started, 3), paste)
+        result = run_snippet(entry, s, worker_for(s), explain_check)
         if on_result:
             on_result(result)
         return result

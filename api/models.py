@@ -1,0 +1,165 @@
+"""Request and response models of the HTTP API, kept apart.
+
+Request models validate (and bound) what clients send. Response models document the answers in the
+OpenAPI schema; routes hand the core's JSON straight to the response without re-validating it (the
+tests check that real answers fit these models).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+MAX_TEXT_CHARS = 1 << 20  # the request body is capped at 1 MiB anyway; this bounds direct use
+MAX_TOP = 10
+MAX_QUERY_CHARS = 1000
+
+Lang = Literal["en", "zh", "both", "auto"]
+SearchLang = Literal["en", "zh", "both"]
+
+
+class ExplainRequest(BaseModel):
+    """A pasted traceback (or any text holding one) to explain."""
+
+    model_config = ConfigDict(extra="forbid")  # a misspelled key is an error, not silently ignored
+
+    text: Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS, strict=True,
+                               description="The paste: a traceback, a log tail, a notebook cell's output.")]
+    lang: Lang = Field("auto", description="Language of the answer; `auto` follows the paste, then the Accept-Language header.")
+    top: Annotated[int, Field(ge=1, le=MAX_TOP, strict=True, description="At most this many matches.")] = 3
+
+    @field_validator("text", mode="before")
+    @classmethod
+    def _no_lone_surrogates(cls, v: object) -> object:
+        # JSON may carry "\ud800" (a browser's JSON.stringify writes one for a lone surrogate): a str
+        # Python holds but cannot encode as UTF-8. Replace it, as the CLI does with undecodable bytes.
+        if isinstance(v, str):
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError:
+                v = v.encode("utf-8", "replace").decode("utf-8")
+        return v
+
+
+# --- responses -------------------------------------------------------------------------------
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")  # keys may be added (INTERFACES.md)
+
+
+class FrameOut(_Open):
+    file: str | None
+    line: int | None
+    function: str | None
+    code: str | None = None
+    library: bool = False
+
+
+class UserFrameOut(_Open):
+    file: str | None
+    line: int | None
+    function: str | None
+    code: str | None = None
+
+
+class LinkOut(_Open):
+    exc_type: str | None
+    message: str | None
+    relation: str
+
+
+class SignalOut(_Open):
+    kind: str
+    text: str
+
+
+class OtherOut(_Open):
+    exc_type: str | None
+    message: str | None
+
+
+class ParsedOut(_Open):
+    exc_type: str | None
+    message: str | None
+    frames: list[FrameOut]
+    chain: list[LinkOut]
+    user_frame: UserFrameOut | None
+    signals: list[SignalOut]
+    others: list[OtherOut]
+    format: str
+
+
+class RenderedOut(_Open):
+    markdown: str
+    html: str = Field(description="Rendered from Markdown with raw HTML off: safe to insert as HTML.")
+
+
+class MatchOut(_Open):
+    id: str
+    score: float = Field(ge=0, le=1, description="Calibrated confidence.")
+    title: str
+    reasons: list[str]
+    captures: dict[str, str]
+    rendered: RenderedOut
+
+
+class NearestOut(_Open):
+    id: str
+    score: float
+
+
+class ExplainResponse(_Open):
+    parsed: ParsedOut
+    matches: list[MatchOut] = Field(description="Best first; empty when the explainer abstains.")
+    abstained: bool = False
+    ambiguous: bool = False
+    nearest: list[NearestOut] | None = None
+    lang: Literal["en", "zh", "both"] = Field(description="The language the answer was rendered in.")
+
+
+class EntrySummary(_Open):
+    id: str
+    category: str | None
+    kind: str | None
+    title_en: str
+    title_zh: str
+
+
+class EntriesResponse(BaseModel):
+    entries: list[EntrySummary]
+
+
+class EntryResponse(_Open):
+    """The full entry: titles, summary, explanation, causes and fixes in both languages, docs."""
+
+    id: str
+    title: dict[str, str]
+    category: str | None = None
+    kind: str | None = None
+
+
+class SearchResult(_Open):
+    id: str
+    title: str
+    score: float
+    snippet: str
+    lang: str | None = None
+
+
+class SearchResponse(BaseModel):
+    results: list[SearchResult]
+
+
+class HealthResponse(BaseModel):
+    status: Literal["ok"]
+    entries: int
+
+
+class ErrorDetail(_Open):
+    code: str = Field(description="Stable machine-readable code, e.g. not_found, body_too_large, invalid_request.")
+    message: str
+
+
+class ErrorResponse(BaseModel):
+    error: ErrorDetail

@@ -1,0 +1,32 @@
+"""Build hook: a wheel carries the knowledge base and its compiled index.
+
+``build_py`` copies ``kb/*.md`` into ``explainer/_data/kb/`` and compiles them into
+``explainer/_data/index.sqlite`` inside the build tree, so ``pip install .`` (not editable) gives a
+``tbx`` that works from any folder. Everything else is declared in pyproject.toml.
+"""
+
+import shutil
+import sys
+from pathlib import Path
+
+from setuptools import setup
+from setuptools.command.build_py import build_py
+
+HERE = Path(__file__).resolve().parent
+
+
+class BuildWithIndex(build_py):
+    def run(self):
+        super().run()
+        sys.path.insert(0, str(HERE))
+        from explainer.index import build_index
+
+        data = Path(self.build_lib) / "explainer" / "_data"
+        kb = data / "kb"
+        kb.mkdir(parents=True, exist_ok=True)
+        for md in (HERE / "kb").glob("*.md"):
+            shutil.copy2(md, kb / md.name)
+        build_index(kb, data / "index.sqlite")
+
+
+setup(cmdclass={"build_py": BuildWithIndex})

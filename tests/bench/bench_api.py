@@ -1,0 +1,216 @@
+"""Load benchmark: ``POST /v1/explain`` against a minimal FastAPI echo route, one uvicorn worker each.
+
+    python tests/bench/bench_api.py [--seconds 10] [--concurrency 64]
+
+1. Real tracebacks: every entry's reproducer in ``kb/`` is executed (needs torch, as ``tbx verify``
+   does) and its traceback kept; each is also pasted as a distributed ``[rank0]:`` log and as a
+   Windows console copy, with the user's file renamed per copy, so every payload is distinct (at
+   least 50; the core keeps no result cache, and none could serve a repeat anyway).
+2. Two servers in subprocesses, the same uvicorn flags: the API (``api.app:app_factory``) and the
+   echo app below (``POST /echo`` answers the JSON it got). On a machine with two or more cores the
+   servers run on one core and this load generator on the others.
+3. An asyncio + httpx load generator keeps ``--concurrency`` connections busy for ``--seconds`` on
+   each side, rotating the payloads, after a short warm-up; it prints requests/s, the ratio, p50 and
+   p99 latency and error counts (an error: a non-200 answer, a failed request, or, for the API, an
+   answer that is not an explanation).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import os
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+MIN_PAYLOADS = 50
+
+echo_app = FastAPI()
+
+
+@echo_app.post("/echo")
+async def echo(payload: dict[str, Any]) -> dict[str, Any]:
+    return payload
+
+
+# --- payloads ---------------------------------------------------------------------------------
+
+def real_tracebacks() -> list[tuple[str, str]]:
+    """(entry id, traceback) for every reproducer that runs here."""
+    sys.path.insert(0, str(ROOT))
+    from explainer.kb import read_all
+    from explainer.paths import kb_dir
+    from explainer.verify import Worker, run_snippet
+
+    out: list[tuple[str, str]] = []
+    worker = Worker()
+    try:
+        for entry in read_all(kb_dir()):
+            for s in entry.snippets:
+                if s.role != "repro":
+                    continue
+                r = run_snippet(entry, s, worker)
+                if r.status == "pass" and r.paste.strip():
+                    out.append((entry.id, r.paste))
+    finally:
+        worker.close()
+    return out
+
+
+_SNIPPET_FILE = re.compile(r'File "([^"]*tbx-snippet-[^"]*/)([^"/]+)\.py"')
+
+
+def variants(tracebacks: list[tuple[str, str]]) -> list[dict]:
+    payloads = []
+    for i, (entry_id, tb) in enumerate(tracebacks):
+        plain = _SNIPPET_FILE.sub(lambda m: f'File "/home/dev/project{i}/{m.group(2)}.py"', tb)
+        ranked = "\n".join(f"[rank{i % 8}]: {line}" for line in
+                           _SNIPPET_FILE.sub(lambda m: f'File "/workspace/job{i}/train_{m.group(2)}.py"', tb).splitlines())
+        windows = _SNIPPET_FILE.sub(lambda m: f'File "C:\\\\Users\\\\dev\\\\proj{i}\\\\{m.group(2)}.py"', tb)
+        windows = re.sub(r'File "/[^"]*/site-packages/', r'File "C:\\Python311\\Lib\\site-packages\\', windows).replace("\n", "\r\n")
+        for text in (plain, ranked, windows):
+            payloads.append({"id": entry_id, "body": json.dumps({"text": text, "lang": "en"}).encode()})
+    return payloads
+
+
+# --- servers ----------------------------------------------------------------------------------
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(target: str, port: int, *, factory: bool, app_dir: Path, cpus: set[int] | None) -> subprocess.Popen:
+    args = [sys.executable, "-m", "uvicorn", target, "--host", "127.0.0.1", "--port", str(port),
+            "--workers", "1", "--log-level", "warning", "--no-access-log", "--app-dir", str(app_dir)]
+    if factory:
+        args.append("--factory")
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.Popen(args, env=env, cwd=ROOT, preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"{target} exited with {proc.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return proc
+        except OSError:
+            time.sleep(0.1)
+    proc.kill()
+    raise SystemExit(f"{target} did not start")
+
+
+# --- load -------------------------------------------------------------------------------------
+
+async def drive(url: str, payloads: list[dict], *, seconds: float, concurrency: int, check_api: bool, warmup: float = 1.0) -> dict:
+    """Keep ``concurrency`` requests in flight; count those that complete inside the measured window."""
+    import httpx
+
+    counter = itertools.count()
+    latencies: list[float] = []
+    errors = {"status": 0, "transport": 0, "content": 0}
+    headers = {"content-type": "application/json"}
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    begin = time.perf_counter()
+    window = (begin + warmup, begin + warmup + seconds)
+
+    async def one_connection(client: httpx.AsyncClient) -> None:
+        while time.perf_counter() < window[1]:
+            payload = payloads[next(counter) % len(payloads)]
+            t0 = time.perf_counter()
+            try:
+                r = await client.post(url, content=payload["body"], headers=headers)
+                kind = None if r.status_code == 200 else "status"
+                if kind is None and check_api and "matches" not in r.json():
+                    kind = "content"
+            except (httpx.HTTPError, ValueError):
+                kind = "transport"
+            t1 = time.perf_counter()
+            if window[0] <= t1 <= window[1]:
+                if kind:
+                    errors[kind] += 1
+                else:
+                    latencies.append(t1 - t0)
+
+    async with httpx.AsyncClient(limits=limits, timeout=30) as client:
+        await asyncio.gather(*(one_connection(client) for _ in range(concurrency)))
+    lat = sorted(latencies)
+
+    def pct(p: float) -> float:
+        return round(lat[min(len(lat) - 1, int(p * len(lat)))] * 1000, 1) if lat else float("nan")
+
+    return {"requests": len(lat), "seconds": seconds, "rps": round(len(lat) / seconds, 1),
+            "p50_ms": pct(0.50), "p99_ms": pct(0.99),
+            "mean_ms": round(statistics.fmean(lat) * 1000, 1) if lat else None,
+            "errors": sum(errors.values()), "error_kinds": errors}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seconds", type=float, default=10.0)
+    ap.add_argument("--concurrency", type=int, default=64)
+    ap.add_argument("--json", action="store_true", help="print one JSON object at the end")
+    args = ap.parse_args(argv)
+
+    t0 = time.perf_counter()
+    tracebacks = real_tracebacks()
+    payloads = variants(tracebacks)
+    if len({p["body"] for p in payloads}) < MIN_PAYLOADS:
+        raise SystemExit(f"only {len(payloads)} distinct payloads (need {MIN_PAYLOADS}): is torch installed?")
+    print(f"{len(payloads)} distinct payloads from {len(tracebacks)} real tracebacks "
+          f"({len({i for i, _ in tracebacks})} entries) in {time.perf_counter() - t0:.0f} s", flush=True)
+
+    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    server_cpus = {cpus[0]} if len(cpus) >= 2 else None
+    if server_cpus:
+        os.sched_setaffinity(0, set(cpus[1:]))
+        print(f"servers on CPU {cpus[0]}, load generator on {cpus[1:]}", flush=True)
+
+    api_port, echo_port = free_port(), free_port()
+    procs = [start_server("api.app:app_factory", api_port, factory=True, app_dir=ROOT, cpus=server_cpus),
+             start_server("bench_api:echo_app", echo_port, factory=False, app_dir=HERE, cpus=server_cpus)]
+    try:
+        import httpx
+
+        sample = httpx.post(f"http://127.0.0.1:{api_port}/v1/explain", content=payloads[0]["body"],
+                            headers={"content-type": "application/json"}, timeout=30).json()
+        assert "matches" in sample, sample
+        right = sum(1 for p in payloads if (m := httpx.post(f"http://127.0.0.1:{api_port}/v1/explain", content=p["body"],
+                    headers={"content-type": "application/json"}, timeout=30).json()["matches"]) and m[0]["id"] == p["id"])
+        print(f"payloads explained top-1 as their own entry: {right}/{len(payloads)}", flush=True)
+        echo = asyncio.run(drive(f"http://127.0.0.1:{echo_port}/echo", payloads, seconds=args.seconds, concurrency=args.concurrency, check_api=False))
+        api = asyncio.run(drive(f"http://127.0.0.1:{api_port}/v1/explain", payloads, seconds=args.seconds, concurrency=args.concurrency, check_api=True))
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+    ratio = round(api["rps"] / echo["rps"], 3) if echo["rps"] else None
+    print(f"\n{'':<14}{'req/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'errors':>8}   ({args.concurrency} connections, {args.seconds:g} s each, 1 worker)")
+    for name, r in (("echo", echo), ("/v1/explain", api)):
+        print(f"{name:<14}{r['rps']:>9}{r['p50_ms']:>9}{r['p99_ms']:>9}{r['errors']:>8}")
+    print(f"ratio explain/echo: {ratio}  (goal >= 0.7)")
+    if args.json:
+        print(json.dumps({"payloads": len(payloads), "concurrency": args.concurrency, "echo": echo, "explain": api, "ratio": ratio}))
+    return 0 if api["errors"] == 0 and echo["errors"] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,45 @@
+"""Cold start of `tbx explain --json` against `python -c "import sqlite3, rapidfuzz"`, side by side.
+
+Runs both commands alternately (so drift on a shared machine hits both alike) and prints the medians
+and their ratio. Usage: python tests/bench/cold_start.py [PASTE] [--runs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def timed(cmd: list[str], stdin: bytes | None) -> float:
+    t = time.perf_counter()
+    subprocess.run(cmd, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - t
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("paste", nargs="?", default=str(HERE.parent / "fixtures" / "pastes" / "backward_flat_windows.txt"))
+    ap.add_argument("--runs", type=int, default=21)
+    args = ap.parse_args()
+    paste = Path(args.paste).read_bytes()
+    tbx = [sys.executable, "-m", "explainer", "explain", "--json"]
+    base = [sys.executable, "-c", "import sqlite3, rapidfuzz"]
+    timed(tbx, paste)  # build the index if it is stale, warm the file cache
+    a, b = [], []
+    for _ in range(args.runs):
+        b.append(timed(base, None))
+        a.append(timed(tbx, paste))
+    ma, mb = statistics.median(a), statistics.median(b)
+    print(f"tbx explain --json      median {ma * 1000:7.1f} ms  (runs {args.runs})")
+    print(f"import sqlite3,rapidfuzz median {mb * 1000:7.1f} ms")
+    print(f"ratio {ma / mb:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+KB = ROOT / "kb"
+SHARED = ROOT.parent / "shared"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def needs_shared(*parts: str) -> Path:
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"needs ../shared/{'/'.join(parts)} (present in CI, absent on a user's machine)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def index(tmp_path_factory):
+    """The real knowledge base, built once into a temporary index."""
+    from explainer.index import Index, build_index
+
+    out = tmp_path_factory.mktemp("index") / "index.sqlite"
+    build_index(KB, out)
+    return Index(out)
+
+
+def read_cases(path: Path) -> list[tuple[str, str, dict]]:
+    """Fixture files: '=== title' opens a case, '--- paste' and '--- expect' (JSON) follow."""
+    cases, title, section, buf = [], None, None, {}
+    current: list[str] = []
+
+    def flush():
+        if title is not None:
+            buf[section] = "\n".join(current)
+            cases.append((title, buf.get("paste", "").strip("\n"), json.loads(buf.get("expect", "{}"))))
+
+    for line in path.read_text(encoding="utf-8").split("\n"):
+        if line.startswith("=== "):
+            flush()
+            title, section, buf, current = line[4:].strip(), None, {}, []
+        elif line in ("--- paste", "--- expect"):
+            if section:
+                buf[section] = "\n".join(current)
+            section, current = line[4:], []
+        else:
+            current.append(line)
+    flush()
+    return cases

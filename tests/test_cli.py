@@ -1,0 +1,88 @@
+"""The tbx command line: output shapes, languages, exit codes, bad input, lazy imports."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from .conftest import FIXTURES, ROOT, needs_shared
+
+PASTE = FIXTURES / "pastes" / "backward_flat_windows.txt"
+
+
+def tbx(*args, stdin: bytes | None = None, timeout: int = 120):
+    return subprocess.run([sys.executable, "-m", "explainer", *args], input=stdin, capture_output=True, cwd=ROOT, timeout=timeout)
+
+
+def test_explain_json_follows_the_interface():
+    out = tbx("explain", str(PASTE), "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert set(data["parsed"]) >= {"exc_type", "message", "frames", "chain", "user_frame", "signals", "others", "format"}
+    top = data["matches"][0]
+    assert top["id"] == "backward-non-scalar-output"
+    assert set(top) >= {"id", "score", "title", "reasons", "captures"} and 0 <= top["score"] <= 1
+
+
+def test_explain_in_chinese_and_english():
+    zh = tbx("explain", str(PASTE), "--lang", "zh").stdout.decode()
+    en = tbx("explain", str(PASTE), "--lang", "en").stdout.decode()
+    assert "标量" in zh and "loss.mean().backward()" in zh
+    assert "scalar" in en and "loss.mean().backward()" in en
+
+
+def test_seed_paste_is_explained():
+    seed = needs_shared("seeds", "000_e9df479cfb4ea892.txt").read_text(encoding="utf-8").split("<think>")[0]
+    data = json.loads(tbx("explain", "--json", stdin=seed.encode()).stdout)
+    assert data["matches"][0]["id"] == "backward-non-scalar-output"
+    assert all(m["id"] != "backward-complex-output" for m in data["matches"])
+
+
+@pytest.mark.parametrize(
+    "args,stdin",
+    [(("explain",), b""), (("explain",), b"   \n\n"), (("explain", "/nonexistent/paste.txt"), None), (("explain",), bytes(range(256)) * 50), (("show", "no-such-entry"), None)],
+    ids=["empty", "blank", "missing-file", "binary", "unknown-id"],
+)
+def test_bad_input_is_one_line_and_exit_2(args, stdin):
+    out = tbx(*args, stdin=stdin)
+    assert out.returncode == 2
+    err = out.stderr.decode().strip()
+    assert err.startswith("tbx: ") and "\n" not in err and "Traceback" not in err
+
+
+def test_not_a_traceback_abstains_with_exit_0():
+    out = tbx("explain", "--json", stdin="Hello, how do I install this on Windows?".encode())
+    assert out.returncode == 0
+    assert json.loads(out.stdout)["matches"] == []
+
+
+def test_gb18030_input_and_nul_bytes():
+    text = "报错了：\nValueError：只能将一个元素张量转换为Python标量\n".encode("gb18030") + b"\x00"
+    data = json.loads(tbx("explain", "--json", stdin=text).stdout)
+    assert data["parsed"]["exc_type"] == "ValueError"
+
+
+def test_parse_list_show_search():
+    assert json.loads(tbx("parse", str(PASTE), "--json").stdout)["exc_type"] == "RuntimeError"
+    ids = {e["id"] for e in json.loads(tbx("list", "--json").stdout)["entries"]}
+    assert "backward-non-scalar-output" in ids
+    assert "反向传播" in tbx("show", "backward-non-scalar-output", "--lang", "zh").stdout.decode()
+    for query, want in (("标量", "backward-non-scalar-output"), ("shapes cannot be multiplied", "matmul-shape-mismatch")):
+        results = json.loads(tbx("search", query, "--json").stdout)["results"]
+        if want in ids:
+            assert want in [r["id"] for r in results[:3]], (query, results[:3])
+
+
+def test_json_path_imports_no_heavy_modules():
+    code = (
+        "import sys, io; sys.argv=['tbx','explain','--json',%r]; sys.stdout=io.StringIO();"
+        "from explainer.cli import main; main();"
+        "heavy=[m for m in ('torch','fastapi','rich','markdown_it','sqlite_utils','IPython') if m in sys.modules];"
+        "sys.stdout=sys.__stdout__; print(','.join(heavy))" % str(PASTE)
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "", f"imported on the --json path: {out.stdout}"

@@ -1,0 +1,179 @@
+"""The knowledge base itself: lint, and every snippet executed against its label."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from explainer.kb import read_all, read_entry
+from explainer.lint import lint, lint_entry
+from explainer.verify import Worker, executable, run_snippet, snippet_label
+
+from explainer.core import explain_text
+
+from .conftest import KB, ROOT
+from .formats import FORMATS
+
+ENTRIES = read_all(KB)
+LOSSY = {"last_line", "pytest"}  # formats that keep only the final line(s) of the message
+CASES = [(e, s) for e in ENTRIES for s in executable(e)]
+
+
+def test_tbx_lint_is_clean():
+    proc = subprocess.run([sys.executable, "-m", "explainer", "lint"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert "no problems" in proc.stdout.strip().splitlines()[-1]
+
+
+def test_lint_never_imports_torch():
+    code = "import sys; from explainer.lint import lint; from explainer.paths import kb_dir; lint(kb_dir()); assert 'torch' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=120)
+
+
+def test_every_entry_has_a_reproducer_and_a_fix():
+    for e in ENTRIES:
+        roles = {s.role for s in e.snippets}
+        assert {"repro", "fix", "template"} <= roles, e.id
+
+
+BAD_ENTRY = textwrap.dedent('''\
+    +++
+    id = "bad-entry"
+    title = { en = "Bad", zh = "Bad" }
+    category = "autograd"
+    kind = "error"
+    exception_types = ["RuntimeError"]
+    patterns = ["something {x} went {x}"]
+    frames = []
+    excludes = []
+    related = []
+    torch_verified = ["2.13.0"]
+    docs = ["http://example.com"]
+    version_dependent = true
+    +++
+
+    ## Summary
+
+    ### en
+    Something.
+
+    ## Causes
+
+    ### one
+    #### en
+    No title and no recognise line.
+    #### zh
+    没有标题。
+
+    ## Fixes
+
+    ### fix-it
+    #### en
+    **Do it.** Text.
+    #### zh
+    **做。** 文字。
+
+    ```python template
+    {receiver}.mean().backward()
+    ```
+
+    ```python fix
+    import torch
+    print("no assertion")
+    ```
+
+    ## Reproducer
+
+    ```python repro
+    raise RuntimeError("x")
+    ```
+    ''')
+
+
+def test_lint_reports_every_problem_with_a_hint(tmp_path):
+    path = tmp_path / "bad-entry.md"
+    path.write_text(BAD_ENTRY, encoding="utf-8")
+    problems = "\n".join(lint_entry(read_entry(path), {"bad-entry"}))
+    expected = [
+        "unknown key 'version_dependent'",  # a misspelt key is an error, not silently ignored
+        "title.zh must be written in Chinese",
+        "appears twice",
+        "must be an https link",
+        "missing section '## Explanation'",
+        "'### zh' is missing",
+        "open with a bold title",
+        "Recognise:",
+        "needs a default",
+        "must assert its effect",
+        "declare exactly one of raises=TYPE",
+        "is not in any 'python fix' snippet",
+    ]
+    for text in expected:
+        assert text in problems, f"lint did not report {text!r}:\n{problems}"
+
+
+def test_lint_accepts_the_shipped_entries():
+    report = lint(KB)
+    assert report and not any(report.values()), {k: v for k, v in report.items() if v}
+
+
+@pytest.fixture(scope="module")
+def worker():
+    w = Worker()
+    yield w
+    w.close()
+
+
+@pytest.fixture(scope="module")
+def explain_check(index):
+    from explainer.core import explain_check
+
+    return explain_check(index)
+
+
+@pytest.mark.parametrize("entry,snippet", CASES, ids=[f"{e.id}:{snippet_label(e, s)}" for e, s in CASES])
+def test_snippet(entry, snippet, worker, explain_check, index):
+    """Reproducers raise what they declare, fully matching the first pattern, and their real
+    traceback is explained top-1 as their own entry; fixes run clean with their assertions."""
+    w = Worker(lazy=True) if "isolated" in snippet.options else worker
+    result = run_snippet(entry, snippet, w, explain_check)
+    if result.status == "skip":
+        pytest.skip(f"{entry.id} {result.snippet}: {result.reason}")
+    assert result.status == "pass", f"{entry.id} {result.snippet}: {result.reason}"
+    if snippet.role == "repro" and "raises" in snippet.options:
+        # the robustness matrix: the same real traceback, pasted in every format the parser reads
+        failures = []
+        for name, transform in FORMATS.items():
+            pasted = transform(result.paste)
+            answer = explain_text(pasted, index, top=3)
+            top = answer.matches[0].id if answer.matches else None
+            if name in LOSSY and top != entry.id:
+                # only the first message line survives: an honest answer may be "one of these two,
+                # paste the whole traceback", or nothing when that line carries no words at all
+                first = (answer.parsed.message or "").split("\n")[0]
+                if answer.ambiguous and entry.id in [c.id for c in answer.matches[:2]]:
+                    continue
+                if top is None and (len(first.split()) < 3 or entry.meta.get("wraps")):
+                    continue  # no words to go on, or a wrapper whose inner error is all that is left
+            if top != entry.id:
+                failures.append(f"{name}: {top} ({', '.join(f'{c.id} {c.score:.2f}' for c in answer.candidates)})")
+        assert not failures, f"{entry.id}: not explained first in these formats:\n" + "\n".join(failures)
+
+
+def test_verifier_catches_a_broken_fix_and_a_wrong_message(tmp_path, worker):
+    entry = read_entry(KB / "backward-non-scalar-output.md")
+    from dataclasses import replace
+
+    fix = next(s for s in entry.snippets if s.role == "fix")
+    broken = replace(fix, code=fix.code.replace("[3.5, 4.5]", "[3.0, 4.5]"))
+    assert run_snippet(entry, broken, worker).status == "fail"
+    repro = next(s for s in entry.snippets if s.role == "repro")
+    wrong = replace(repro, code="raise RuntimeError('grad can be implicitly created only for scalar outputs, or so')")
+    res = run_snippet(entry, wrong, worker)
+    assert res.status == "fail" and "does not fully match" in res.reason
+    hang = replace(repro, code="import time\ntime.sleep(30)", options={**repro.options, "timeout": "1"})
+    res = run_snippet(entry, hang, worker)
+    assert res.status == "fail" and "timed out" in res.reason
