@@ -149,7 +149,10 @@ async def healthz(index: Index = Depends(get_index)) -> JSONResponse:
     return JSONResponse({"status": "ok", "entries": len(index.entries)})
 
 
-@router.get("/", include_in_schema=False)
+router.add_api_route("/healthz", healthz, methods=["HEAD"], include_in_schema=False)  # load-balancer probes
+
+
+@router.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
 async def paste_page() -> FileResponse:
     return FileResponse(STATIC_DIR / "index.html", headers=PAGE_HEADERS)
 

@@ -68,6 +68,7 @@ def build_index(kb_dir: Path, out: Path) -> dict:
     from .normalize import normalize
     from .patterns import literal_text, to_regex
 
+    fp = fingerprint(kb_dir)  # before reading: a file written meanwhile makes the index stale, not wrong
     entries = [e for e in read_all(kb_dir) if e.meta and not e.problems]
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + f".tmp{os.getpid()}")
@@ -117,7 +118,7 @@ def build_index(kb_dir: Path, out: Path) -> dict:
     db["meta"].insert_all(
         [
             {"key": "schema", "value": SCHEMA_VERSION},
-            {"key": "fingerprint", "value": fingerprint(kb_dir)},
+            {"key": "fingerprint", "value": fp},
             {"key": "content", "value": content_hash(kb_dir)},
         ],
         pk="key",

@@ -158,13 +158,14 @@ class Matcher:
                     m = p.rx.search(msg)
                     if m:
                         tier, base, why = 1, 0.9, "template found inside the message"
-            if not m and p.head is not None:
-                m = p.head.match(first_line)
+            if m:
+                base += p.specificity  # of two templates that both match, the more specific one wins
+            elif p.head is not None:
+                m = p.head.match(msg) or p.head.match(first_line)
                 if m:
                     tier, base, why = 1, 0.88, "matches the opening of the template (the rest of the message is missing)"
             if m:
                 caps = {k: v.strip() for k, v in m.groupdict().items() if v}
-                base += p.specificity  # of two templates that both match, the more specific one wins
             elif not p.fuzzy_ok:
                 continue
             else:
@@ -193,13 +194,14 @@ class Matcher:
         return out
 
     @staticmethod
-    def _similarity(a: str, b: str) -> float:
-        if not a or not b:
+    def _similarity(message: str, pattern: str) -> float:
+        """Similarity of a normalised message to a normalised pattern. Extra text around the
+        message's match is tolerated (partial ratio); text missing from the message is not."""
+        if not message or not pattern:
             return 0.0
-        r = fuzz.ratio(a, b) / 100.0
-        short, long_ = (a, b) if len(a) <= len(b) else (b, a)
-        if len(short) >= 24 and len(long_) > len(short) * 1.3:
-            r = max(r, 0.97 * fuzz.partial_ratio(short, long_) / 100.0)
+        r = fuzz.ratio(message, pattern) / 100.0
+        if len(pattern) >= 24 and len(message) > len(pattern) * 1.3:
+            r = max(r, 0.97 * fuzz.partial_ratio(pattern, message) / 100.0)
         return r
 
     def _frames(self, parsed: Parsed) -> dict[str, str]:

@@ -18,7 +18,8 @@ _RULES = [
     (re.compile(r"0x[0-9a-f]+"), V),
     (re.compile(r"torch\.size\(\[[^\]]*\]\)"), V),
     (re.compile(r"(?:[a-z]:[\\/]|[~.]?/)[^\s:'\",;()]+"), V),  # paths
-    (re.compile(r"'[^'\n]{0,200}'|\"[^\"\n]{0,200}\"|`[^`\n]{0,200}`"), V),  # quoted names and values
+    # quoted names and values; an apostrophe inside a word ("can't") opens nothing
+    (re.compile(r"(?<![\w])'[^'\n]{0,200}'(?!\w)|\"[^\"\n]{0,200}\"|`[^`\n]{0,200}`"), V),
     (re.compile(r"\[[\d\s,*.x-]*\]"), V),  # [32, 3, 224, 224], [*, 10]
     (re.compile(r"\((?:\s*-?\d+\s*[,x]\s*)+-?\d*\s*\)"), V),  # (3x1x1), (2, 3)
     (re.compile(r"\b\d+(?:\s*x\s*\d+)+\b"), V),  # 4x20, 2 x 2

@@ -293,6 +293,23 @@ def _is_code(line: str) -> bool:
     return True
 
 
+def _continues(line: str) -> bool:
+    """After a blank line inside an exception's message: does this line still belong to it?"""
+    s = line.strip()
+    if _is_structural(line) or _TB_START.match(line):
+        return False
+    if line.startswith((" ", "\t")):
+        return True  # torch indents the paragraphs of its long messages; commentary is rarely indented
+    if _CHATTY.search(s) or _CJK.search(s):
+        return False
+    if s.startswith(("Process finished with exit code", "python-BaseException", "During handling", "The above exception")):
+        return False
+    m = _EXC_LINE.match(line)
+    if m and m.group("msg") is not None and _looks_like_type(m.group("type"), False):
+        return False
+    return bool(re.match(r"^(?:[A-Z][a-z]+ |\(\d\) |from user code:)", s))
+
+
 def _looks_like_type(name: str, after_frames: bool) -> bool:
     last = re.split(r"\.|::", name)[-1]
     if name in _KNOWN_TYPES or _EXC_SUFFIX.search(last):
@@ -508,9 +525,20 @@ def _scan(lines: list[str]) -> tuple[list[_Event], list[Signal], set[str]]:
             # a message that starts empty continues after one blank line (spawn's bootstrapping text)
             if not first and j < n and not lines[j].strip():
                 j += 1
+            had_frames = bool(frames)
             while j < n and len(msg_lines) < MAX_MESSAGE_LINES:
                 nxt = lines[j]
-                if not nxt.strip() or _is_structural(nxt):
+                if not nxt.strip():
+                    # torch often adds a hint paragraph after a blank line; commentary is not that
+                    k = j + 1
+                    while k < n and not lines[k].strip() and k - j < 2:
+                        k += 1
+                    if k < n and k - j < 2 and had_frames and _continues(lines[k]):
+                        msg_lines.append("")
+                        j = k
+                        continue
+                    break
+                if _is_structural(nxt):
                     break
                 nm = _EXC_LINE.match(nxt)
                 opens_more = bool(msg_lines) and msg_lines[-1].rstrip().endswith(("raised:", "error:"))

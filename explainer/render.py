@@ -153,6 +153,34 @@ def answer_markdown(answer, *, lang: str) -> str:
     return "\n".join(parts)
 
 
+def short_markdown(answer, *, lang: str) -> str:
+    """A few lines under a traceback: the title, the summary, where, and the first fix filled in."""
+    matches = answer.matches
+    if not matches:
+        return LABELS["zh" if lang == "zh" else "en"]["none"] + "\n"
+    c = matches[0]
+    doc = answer.index.entry(c.id)
+    values = fix_values(answer, c)
+    parts = []
+    for lg in _langs(lang):
+        L = LABELS[lg]
+        parts.append(f"**{doc['title'].get(lg, c.id)}** (`{c.id}`, {L['confidence']} {c.score:.2f})\n")
+        where = where_text(answer.parsed)
+        if where:
+            parts.append(f"{L['where']}: {where}\n")
+        parts.append(doc["summary"].get(lg, "") + "\n")
+        if doc.get("fixes"):
+            f = doc["fixes"][0]
+            title = f.get(f"title_{lg}") or L["fixes"]
+            parts.append(f"{L['fixes']}: {title}\n")
+            if f.get("template"):
+                parts.append("```python\n" + fill(f["template"], values).rstrip() + "\n```\n")
+    if answer.ambiguous and len(matches) > 1:
+        parts.append(f"> {LABELS['zh' if lang == 'zh' else 'en']['ambiguous']} (`{matches[1].id}`)\n")
+    parts.append(f"`tbx show {c.id}`\n")
+    return "\n".join(parts)
+
+
 def render_terminal(answer, index=None, *, lang: str) -> None:
     from rich.console import Console
     from rich.markdown import Markdown

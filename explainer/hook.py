@@ -1,0 +1,177 @@
+"""Explain errors where they happen: ``sys.excepthook`` for scripts, an IPython extension for notebooks.
+
+Nothing is imported or computed until an exception happens. The original traceback is always shown
+first and untouched; any failure inside the explainer adds one short line and nothing else.
+``KeyboardInterrupt`` and ``SystemExit`` pass through unchanged.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+
+LANG_ENV = "TBX_LANG"
+
+
+@dataclass
+class Options:
+    lang: str = "auto"  # en | zh | both | auto
+    detail: str = "short"  # short: summary, where, live values and the first fix; full: everything
+    enabled: bool = True
+
+
+OPTIONS = Options(lang=os.environ.get(LANG_ENV, "auto"))
+_previous_hook = None
+_index = None
+
+
+def _get_index():
+    global _index
+    if _index is None:
+        from .index import open_index
+
+        _index = open_index()
+    return _index
+
+
+def explanation_markdown(exc: BaseException, *, lang: str | None = None, detail: str | None = None) -> tuple[str, object]:
+    """Markdown explaining ``exc`` (live values included) and the answer behind it."""
+    from .core import detect_lang, explain
+    from .live import from_exception, live_values
+    from .render import answer_markdown, short_markdown
+
+    parsed = from_exception(exc)
+    index = _get_index()
+    answer = explain(parsed, index, top=3)
+    lang = lang or OPTIONS.lang
+    if lang == "auto":
+        lang = detect_lang(parsed.message or "")
+    detail = detail or OPTIONS.detail
+    md = answer_markdown(answer, lang=lang) if detail == "full" else short_markdown(answer, lang=lang)
+    values = live_values(exc) if answer.matches else []
+    if values:
+        title = "张量的实际情况" if lang == "zh" else "Tensors on the failing line"
+        md += f"\n**{title}:**\n\n" + "\n".join(f"- `{n}`: {d}" for n, d in values) + "\n"
+    return md, answer
+
+
+def _print_explanation(exc: BaseException, file) -> None:
+    try:
+        md, _ = explanation_markdown(exc)
+        from rich.console import Console
+        from rich.markdown import Markdown
+
+        console = Console(file=file, stderr=file is sys.stderr)
+        console.rule("traceback-explainer")
+        console.print(Markdown(md, code_theme="ansi_dark"))
+    except Exception as failure:  # never let the explainer hide or replace the user's error
+        print(f"[traceback-explainer] could not explain this error: {type(failure).__name__}: {failure}", file=file)
+
+
+def excepthook(etype, value, tb) -> None:
+    hook = _previous_hook or sys.__excepthook__
+    hook(etype, value, tb)
+    if OPTIONS.enabled and isinstance(value, Exception):
+        _print_explanation(value, sys.stderr)
+
+
+def install() -> object:
+    """Set ``sys.excepthook`` to the explaining hook; returns the hook it replaced."""
+    global _previous_hook
+    previous = sys.excepthook
+    if previous is not excepthook:
+        _previous_hook = previous
+    sys.excepthook = excepthook
+    return previous
+
+
+def uninstall() -> None:
+    """Restore the hook that ``install()`` replaced."""
+    global _previous_hook
+    if sys.excepthook is excepthook:
+        sys.excepthook = _previous_hook or sys.__excepthook__
+    _previous_hook = None
+
+
+def run_script(path: str, args: list[str]) -> int:
+    """``python -m explainer run SCRIPT [ARGS]``: run a script as ``__main__`` with the hook.
+
+    The exit code and the traceback on stderr are the script's own; the explanation follows it.
+    """
+    import runpy
+
+    if not os.path.isfile(path):
+        print(f"tbx: no such script: {path}", file=sys.stderr)
+        return 2
+    sys.argv = [path, *args]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    install()
+    try:
+        runpy.run_path(path, run_name="__main__")
+    except SystemExit:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - handed to the hook exactly as Python would
+        tb = exc.__traceback__
+        script = os.path.abspath(path)
+        while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) != script:
+            tb = tb.tb_next
+        tb = tb or exc.__traceback__
+        sys.excepthook(type(exc), exc.with_traceback(tb), tb)
+        return 130 if isinstance(exc, KeyboardInterrupt) else 1
+    finally:
+        uninstall()
+    return 0
+
+
+# -- IPython -----------------------------------------------------------------------------------
+
+_saved_custom = None
+
+
+def _ipython_handler(shell, etype, value, tb, tb_offset=None):
+    shell.showtraceback((etype, value, tb), tb_offset=tb_offset)  # the normal traceback, first
+    if OPTIONS.enabled:
+        show_in_ipython(shell, value)
+    return None
+
+
+def show_in_ipython(shell, exc: BaseException) -> None:
+    try:
+        md, _ = explanation_markdown(exc)
+        if type(shell).__name__ == "ZMQInteractiveShell":  # Jupyter: HTML with a text fallback
+            from IPython.display import display
+
+            from .render import markdown_to_html
+
+            html = f'<div class="tbx-answer">{markdown_to_html(md)}</div>'
+            display({"text/html": html, "text/plain": md}, raw=True)
+        else:
+            from rich.console import Console
+            from rich.markdown import Markdown
+
+            console = Console(file=sys.stdout)
+            console.rule("traceback-explainer")
+            console.print(Markdown(md, code_theme="ansi_dark"))
+    except Exception as failure:
+        print(f"[traceback-explainer] could not explain this error: {type(failure).__name__}: {failure}", file=sys.stderr)
+
+
+def load_ipython_extension(shell) -> None:
+    global _saved_custom
+    if _saved_custom is None:
+        _saved_custom = (shell.custom_exceptions, getattr(shell, "CustomTB", None))
+    shell.set_custom_exc((Exception,), _ipython_handler)
+    from .magics import register
+
+    register(shell)
+
+
+def unload_ipython_extension(shell) -> None:
+    global _saved_custom
+    exceptions, _handler = _saved_custom or ((), None)
+    shell.set_custom_exc((), None)
+    if exceptions:
+        shell.custom_exceptions = exceptions
+        shell.CustomTB = _handler
+    _saved_custom = None

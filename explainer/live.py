@@ -1,0 +1,119 @@
+"""The model from a live exception, and the values a pasted traceback cannot give.
+
+``from_exception`` formats the exception exactly as Python prints it and reads that text with the
+one parser, so a live answer and a pasted answer always agree. ``live_values`` looks at the failing
+line's frame: the tensors named on that line, with their shapes, dtypes, devices and
+``requires_grad``. It is read-only: names are resolved with ``inspect.getattr_static`` (no property,
+no ``__getattr__`` runs), only plain ``torch.Tensor`` and ``nn.Parameter`` objects are described
+(subclasses are skipped), tensor contents are never read, and no user code is executed.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+import traceback
+
+from .model import Parsed
+from .parser import is_library, parse_text
+
+MAX_TENSORS = 8
+
+
+def from_exception(exc: BaseException) -> Parsed:
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return parse_text(text)
+
+
+def _user_frame(tb):
+    """The innermost traceback entry outside library code."""
+    found = None
+    while tb is not None:
+        if not is_library(tb.tb_frame.f_code.co_filename):
+            found = tb
+        tb = tb.tb_next
+    return found
+
+
+def _names(code: str) -> list[str]:
+    """Dotted names on the line (``x``, ``model.fc.weight``), outermost expressions first."""
+    try:
+        tree = ast.parse(code.strip())
+    except (SyntaxError, ValueError):
+        return []
+    out: list[str] = []
+
+    def dotted(node) -> str | None:
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if isinstance(node, ast.Name):
+            parts.append(node.id)
+            return ".".join(reversed(parts))
+        return None
+
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Name, ast.Attribute)) and not isinstance(getattr(node, "ctx", None), ast.Store):
+            name = dotted(node)
+            if name and name not in out:
+                out.append(name)
+    return out
+
+
+def _resolve(name: str, frame_locals: dict, frame_globals: dict):
+    import inspect
+
+    head, *rest = name.split(".")
+    if head in frame_locals:
+        obj = frame_locals[head]
+    elif head in frame_globals:
+        obj = frame_globals[head]
+    else:
+        raise LookupError(name)
+    for attr in rest:
+        try:
+            obj = inspect.getattr_static(obj, attr)
+        except AttributeError:
+            # nn.Module keeps parameters and submodules in dicts, not as attributes
+            for store in ("_parameters", "_modules", "_buffers"):
+                try:
+                    d = inspect.getattr_static(obj, store)
+                except AttributeError:
+                    continue
+                if isinstance(d, dict) and attr in d:
+                    obj = d[attr]
+                    break
+            else:
+                raise LookupError(name) from None
+    return obj
+
+
+def describe(tensor) -> str:
+    shape = list(tensor.shape)
+    return f"shape {shape}, dtype {str(tensor.dtype).removeprefix('torch.')}, device {tensor.device}, requires_grad={tensor.requires_grad}"
+
+
+def live_values(exc: BaseException) -> list[tuple[str, str]]:
+    """(name, description) for the plain tensors named on the failing line of the user's code."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return []
+    tb = _user_frame(exc.__traceback__)
+    if tb is None:
+        return []
+    frame = tb.tb_frame
+    lines = traceback.extract_tb(tb, limit=1)
+    code = lines[0].line if lines else ""
+    plain = (torch.Tensor, torch.nn.Parameter)
+    out: list[tuple[str, str]] = []
+    for name in _names(code or ""):
+        try:
+            obj = _resolve(name, frame.f_locals, frame.f_globals)
+        except LookupError:
+            continue
+        if type(obj) in plain:
+            out.append((name, describe(obj)))
+        if len(out) >= MAX_TENSORS:
+            break
+    return out

@@ -1,0 +1,52 @@
+"""IPython line magics: ``%explainer`` sets options, ``%explain`` explains on demand."""
+
+from __future__ import annotations
+
+import sys
+
+from .hook import OPTIONS, show_in_ipython
+
+USAGE = "usage: %explainer lang en|zh|both|auto  |  %explainer detail short|full  |  %explainer on|off"
+
+
+def explainer_magic(line: str) -> None:
+    words = line.split()
+    if words[:1] == ["lang"] and len(words) == 2 and words[1] in ("en", "zh", "both", "auto"):
+        OPTIONS.lang = words[1]
+    elif words[:1] == ["detail"] and len(words) == 2 and words[1] in ("short", "full"):
+        OPTIONS.detail = words[1]
+    elif words in (["on"], ["off"]):
+        OPTIONS.enabled = words[0] == "on"
+    elif words:
+        print(USAGE)
+        return
+    print(f"traceback-explainer: lang={OPTIONS.lang} detail={OPTIONS.detail} {'on' if OPTIONS.enabled else 'off'}")
+
+
+def make_explain(shell):
+    def explain_magic(line: str) -> None:
+        """%explain: the last exception; %explain TEXT: a pasted traceback."""
+        if line.strip():
+            from .core import detect_lang, explain_text
+            from .hook import _get_index
+            from .render import answer_markdown
+
+            lang = OPTIONS.lang if OPTIONS.lang != "auto" else detect_lang(line)
+            answer = explain_text(line, _get_index())
+            from rich.console import Console
+            from rich.markdown import Markdown
+
+            Console(file=sys.stdout).print(Markdown(answer_markdown(answer, lang=lang)))
+            return
+        exc = getattr(sys, "last_value", None)
+        if exc is None:
+            print("traceback-explainer: no exception yet in this session")
+            return
+        show_in_ipython(shell, exc)
+
+    return explain_magic
+
+
+def register(shell) -> None:
+    shell.register_magic_function(explainer_magic, magic_kind="line", magic_name="explainer")
+    shell.register_magic_function(make_explain(shell), magic_kind="line", magic_name="explain")
