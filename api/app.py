@@ -85,7 +85,7 @@ def resolve_lang(lang: str, parsed_hint: str | None, accept_language: str | None
 
 def _preferred(header: str) -> str:
     best, best_q = "en", -1.0
-    for i, part in enumerate(header.split(",")[:20]):
+    for part in header.split(",")[:20]:
         tag, _, params = part.strip().partition(";")
         q = 1.0
         if params.strip().startswith("q="):

@@ -136,9 +136,10 @@ class Matcher:
         best = sorted(scores.items(), key=lambda kv: -kv[1])[:MAX_CANDIDATE_PATTERNS]
         return [i for i, _ in best]
 
-    def _score_source(self, kind: str, exc_type: str | None, message: str) -> dict[str, tuple[float, int, list[str], dict]]:
-        """entry id -> (score, tier, reasons, captures) from one message."""
-        out: dict[str, tuple[float, int, list[str], dict]] = {}
+    def _score_source(self, kind: str, exc_type: str | None, message: str) -> dict[str, tuple[float, int, list[str], dict, bool]]:
+        """entry id -> (score, tier, reasons, captures, strong) from one message; ``strong`` when a
+        template matched the message itself, not only its opening."""
+        out: dict[str, tuple[float, int, list[str], dict, bool]] = {}
         msg = message.strip()[:4000]
         first_line = msg.split("\n", 1)[0]
         norm = normalize(msg[:1500])
@@ -146,7 +147,7 @@ class Matcher:
         for pi in self._candidate_patterns(norm):
             p = self.patterns[pi]
             eid = p.entry_id
-            tier, base, why, caps = 2, 0.0, "", {}
+            tier, base, why, caps, strong = 2, 0.0, "", {}, False
             m = p.rx.fullmatch(msg) or p.rx.fullmatch(first_line)
             if m:
                 tier, base, why = 1, 0.98, "full template match"
@@ -159,6 +160,7 @@ class Matcher:
                     if m:
                         tier, base, why = 1, 0.9, "template found inside the message"
             if m:
+                strong = True
                 base += p.specificity  # of two templates that both match, the more specific one wins
             elif p.head is not None:
                 m = p.head.match(msg) or p.head.match(first_line)
@@ -190,7 +192,7 @@ class Matcher:
                 why += f" (from the {kind} exception)" if kind != "line" else " (from a signal line)"
             prev = out.get(eid)
             if prev is None or base > prev[0]:
-                out[eid] = (base, tier, [why], caps)
+                out[eid] = (base, tier, [why], caps, strong)
         return out
 
     @staticmethod
@@ -200,6 +202,8 @@ class Matcher:
         if not message or not pattern:
             return 0.0
         r = fuzz.ratio(message, pattern) / 100.0
+        # the same words in another order ("the shapes of mat1 and mat2 cannot be multiplied")
+        r = max(r, 0.95 * fuzz.token_sort_ratio(message, pattern) / 100.0)
         if len(pattern) >= 24 and len(message) > len(pattern) * 1.3:
             r = max(r, 0.97 * fuzz.partial_ratio(pattern, message) / 100.0)
         return r
@@ -228,12 +232,12 @@ class Matcher:
 
     # -- merge ------------------------------------------------------------------------------------
     def match(self, parsed: Parsed, *, top: int = 3) -> list[Candidate]:
-        best: dict[str, list] = {}  # eid -> [score, tier, reasons, captures, from_final]
+        best: dict[str, list] = {}  # eid -> [score, tier, reasons, captures, from_final, strong]
         for kind, exc_type, message in self._sources(parsed):
-            for eid, (score, tier, reasons, caps) in self._score_source(kind, exc_type, message).items():
+            for eid, (score, tier, reasons, caps, strong) in self._score_source(kind, exc_type, message).items():
                 cur = best.get(eid)
                 if cur is None or score > cur[0]:
-                    best[eid] = [score, tier, reasons, caps, kind == "final"]
+                    best[eid] = [score, tier, reasons, caps, kind == "final", strong]
         frames = self._frames(parsed)
         signals = self._signals(parsed)
         for eid, why in frames.items():
@@ -242,20 +246,25 @@ class Matcher:
                 best[eid][0] = s + (1 - s) * 0.35
                 best[eid][2].append(why)
             elif not parsed.message or not best:
-                best[eid] = [0.42, 3, [why + " (no message matched)"], {}, False]
+                best[eid] = [0.42, 3, [why + " (no message matched)"], {}, False, False]
         for eid, why in signals.items():
             if eid in best:
                 s = best[eid][0]
                 best[eid][0] = s + (1 - s) * 0.5
                 best[eid][2].append(why)
             else:
-                best[eid] = [0.62, 3, [why], {}, False]
-        # near-twins: an entry never claims a paste its twin matched by template
-        templated = {eid for eid, v in best.items() if v[1] == 1 and v[0] >= THRESHOLD}
+                best[eid] = [0.62, 3, [why], {}, False, False]
+        # near-twins: only a template that matched the message itself (not just its opening) decides
+        templated = {eid for eid, v in best.items() if v[5] and v[0] >= THRESHOLD}
         drop = set()
         for eid, v in best.items():
             for twin in self.entries[eid]["excludes"]:
-                if twin in templated and (eid not in templated or best[twin][0] > v[0]):
+                if twin not in templated or twin == eid:
+                    continue
+                mutual = eid in self.entries[twin]["excludes"]
+                # an entry yields to a twin it excludes unless its own evidence is stronger
+                # (e.g. its signal line is in the paste); on a tie it yields unless the twin yields too
+                if eid not in templated or best[twin][0] > v[0] or (best[twin][0] == v[0] and not mutual):
                     drop.add(eid)
         for eid in drop:
             del best[eid]

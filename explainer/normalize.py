@@ -23,7 +23,7 @@ _RULES = [
     (re.compile(r"\[[\d\s,*.x-]*\]"), V),  # [32, 3, 224, 224], [*, 10]
     (re.compile(r"\((?:\s*-?\d+\s*[,x]\s*)+-?\d*\s*\)"), V),  # (3x1x1), (2, 3)
     (re.compile(r"\b\d+(?:\s*x\s*\d+)+\b"), V),  # 4x20, 2 x 2
-    (re.compile(r"\b(?:cuda|cpu|mps|xpu|meta)(?::\d+)?\b(?=\s|[,.;:)!]|$)"), V),
+    (re.compile(r"\b(?:cuda|mps|xpu|meta|cpu|hpu):\d+\b|\bcpu\b"), V),  # devices; a bare "cuda" is a word
     (
         re.compile(
             r"\b(?:torch\.)?(?:float(?:16|32|64)?|double|half|bfloat16|int(?:8|16|32|64)?|long|short|"
@@ -53,7 +53,7 @@ def normalize(text: str) -> str:
     return _WS.sub(" ", s).strip()
 
 
-_WORD = re.compile(r"[a-z_][a-z0-9_]{2,}|[\u4e00-\u9fff]{1,}")
+_WORD = re.compile(r"[a-z][a-z0-9]{2,}|[\u4e00-\u9fff]{1,}")  # snake_case splits into its words
 STOPWORDS = frozenset(
     "the and for with that this are was were not but from you your has have had can its into use "
     "when than then there which while will would should could been being any all one".split()

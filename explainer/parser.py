@@ -570,7 +570,11 @@ def _scan(lines: list[str]) -> tuple[list[_Event], list[Signal], set[str]]:
                 else:  # the closing quote, not an apostrophe inside a word ("Can't")
                     end = re.search(re.escape(closer) + r"(?=\s|[.,;:)!?]|$)", msg)
                     msg = msg[: end.start()] if end else msg
-            add_exc(im.group("type"), msg.strip().strip("*`") or None, kind="inline")
+            # commentary often goes on after the message: drop the sentences that talk to the reader
+            sentences = re.split(r"(?<=[.!?。！？])\s+", msg.strip())
+            while len(sentences) > 1 and _CHATTY.search(sentences[-1]):
+                sentences.pop()
+            add_exc(im.group("type"), " ".join(sentences).strip().strip("*`") or None, kind="inline")
         i += 1
     if pending_type and not any(e.exc_type == pending_type for e in events):
         add_exc(pending_type, None)
@@ -606,9 +610,17 @@ def _error_score(line: str) -> float:
     return score
 
 
+def _unwrap(line: str) -> str:
+    """Markdown emphasis or code marks around a whole line: `...` or **...**."""
+    for mark in ("**", "`"):
+        if len(line) > 2 * len(mark) and line.startswith(mark) and line.endswith(mark):
+            return line[len(mark) : -len(mark)].strip()
+    return line
+
+
 def _fallback_message(lines: list[str]) -> str | None:
     """No exception line: the line that reads most like an error message (the later one on a tie)."""
-    tail = [l.strip().strip("*`") for l in lines if l.strip()][-60:]
+    tail = [_unwrap(l.strip()) for l in lines if l.strip()][-60:]
     if not tail:
         return None
     best, best_score = None, float("-inf")

@@ -1,0 +1,223 @@
+"""The matcher: near-twins, wrappers, type families, abstention, calibration and speed."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from explainer.core import explain_text
+from explainer.parser import parse_text
+
+from .conftest import SHARED, needs_shared
+
+
+def top(index, text):
+    answer = explain_text(text, index)
+    return answer.matches[0].id if answer.matches else None
+
+
+TWINS = [
+    ("RuntimeError: grad can be implicitly created only for scalar outputs", "backward-non-scalar-output"),
+    ("RuntimeError: grad can be implicitly created only for real scalar outputs but got torch.complex64", "backward-complex-output"),
+    ("RuntimeError: DataLoader worker (pid(s) 4242) exited unexpectedly", "dataloader-worker-killed"),
+    (
+        "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).\n"
+        "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Bus error. It is possible that dataloader's workers are out of shared memory. Please try to raise your shared memory limit.",
+        "dataloader-shm-bus-error",
+    ),
+    (
+        "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).\n"
+        "Traceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n    for b in loader:\n"
+        "RuntimeError: DataLoader worker (pid(s) 4242) exited unexpectedly",
+        "dataloader-shm-bus-error",
+    ),
+    ("RuntimeError: a leaf Variable that requires grad is being used in an in-place operation.", "leaf-inplace-requires-grad"),
+    ("RuntimeError: a view of a leaf Variable that requires grad is being used in an in-place operation.", "view-of-leaf-inplace"),
+    (
+        "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!",
+        "device-mismatch",
+    ),
+    (
+        "RuntimeError: Input type (torch.cuda.FloatTensor) and weight type (torch.FloatTensor) should be the same",
+        "input-weight-type-mismatch",
+    ),
+    ("RuntimeError: expected scalar type Half but found Float", "expected-scalar-type-mismatch"),
+    (
+        "Traceback (most recent call last):\n  File \"train.py\", line 30, in <module>\n    loss = criterion(out, y)\n"
+        "  File \"/usr/lib/python3/site-packages/torch/nn/functional.py\", line 3104, in cross_entropy\n"
+        "    return torch._C._nn.cross_entropy_loss(input, target, weight, _Reduction.get_enum(reduction), ignore_index, label_smoothing)\n"
+        "RuntimeError: expected target dtype to be Long or Byte, but got Float",
+        "cross-entropy-target-dtype",
+    ),
+]
+
+
+@pytest.mark.parametrize("text,want", TWINS, ids=[w + f"-{i}" for i, (_, w) in enumerate(TWINS)])
+def test_near_twins_never_collide(index, text, want):
+    if want not in index.entries:
+        pytest.skip(f"no entry {want} yet")
+    assert top(index, text) == want
+
+
+OOM_FAMILY = [
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 1.05 GiB is free. Including non-PyTorch memory, this process has 22.58 GiB memory in use. Of the allocated memory 21.9 GiB is allocated by PyTorch, and 204.5 MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
+    "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 512.00 MiB. GPU 1 has a total capacty of 10.75 GiB of which 100.56 MiB is free.",
+    "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 7.79 GiB total capacity; 6.61 GiB already allocated; 9.56 MiB free; 6.70 GiB reserved in total by PyTorch)",
+    "OutOfMemoryError: CUDA out of memory. Tried to allocate 64.00 MiB. GPU 0",
+]
+
+
+@pytest.mark.parametrize("text", OOM_FAMILY)
+def test_exception_type_family_and_wording_drift(index, text):
+    assert top(index, text) == "cuda-out-of-memory"
+
+
+def test_cpu_allocation_is_not_cuda_oom(index):
+    text = "RuntimeError: [enforce fail at alloc_cpu.cpp:117] data. DefaultCPUAllocator: not enough memory: you tried to allocate 4294967296 bytes."
+    assert top(index, text) == "cpu-alloc-fail"
+
+
+def test_translated_message(index):
+    assert top(index, "ValueError：只能将一个元素张量转换为Python标量") == "scalar-conversion-multi-element"
+    assert top(index, "RuntimeError: 梯度只能为标量输出隐式创建") == "backward-non-scalar-output"
+
+
+WORKER = (
+    "Traceback (most recent call last):\n  File \"train.py\", line 12, in <module>\n    for x in loader:\n"
+    "  File \"/opt/venv/lib/python3.11/site-packages/torch/_utils.py\", line 733, in reraise\n    raise exception\n"
+    "{etype}: Caught {etype} in DataLoader worker process 0.\nOriginal Traceback (most recent call last):\n"
+    "  File \"/opt/venv/lib/python3.11/site-packages/torch/utils/data/_utils/worker.py\", line 349, in _worker_loop\n"
+    "    data = fetcher.fetch(index)\n  File \"/home/u/data.py\", line 20, in __getitem__\n    {code}\n{etype}: {msg}\n"
+)
+
+
+def test_wrapper_ranks_below_a_known_inner_error(index):
+    known = WORKER.format(etype="RuntimeError", code="return torch.stack(items)", msg="stack expects each tensor to be equal size, but got [3, 32] at entry 0 and [3, 31] at entry 2")
+    answer = explain_text(known, index)
+    assert answer.matches[0].id == "stack-unequal-size"
+    unknown = WORKER.format(etype="KeyError", code="return self.rows[i]['label']", msg="'label'")
+    assert top(index, unknown) == "dataloader-worker-exception"
+
+
+def test_torchrun_summary_ranks_below_the_rank_error(index):
+    text = (
+        "[rank0]: Traceback (most recent call last):\n[rank0]:   File \"/w/train.py\", line 40, in <module>\n[rank0]:     out = model(x)\n"
+        "[rank0]: RuntimeError: mat1 and mat2 shapes cannot be multiplied (8x100 and 64x10)\n"
+        "Traceback (most recent call last):\n  File \"/usr/bin/torchrun\", line 8, in <module>\n    sys.exit(main())\n"
+        "  File \"/usr/lib/python3/site-packages/torch/distributed/launcher/api.py\", line 263, in launch_agent\n    raise ChildFailedError(\n"
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n============================================================\n"
+        "train.py FAILED\n------------------------------------------------------------\nFailures:\n  <NO_OTHER_FAILURES>\n"
+        "------------------------------------------------------------\nRoot Cause (first observed failure):\n[0]:\n  time      : 2026-11-30_01:05:41\n"
+        "  host      : node1\n  rank      : 0 (local_rank: 0)\n  exitcode  : 1 (pid: 12411)\n  error_file: <N/A>\n"
+        "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html\n============================================================"
+    )
+    answer = explain_text(text, index)
+    ids = [c.id for c in answer.matches]
+    assert ids[0] == "matmul-shape-mismatch" and "torchrun-child-failed" in ids
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Traceback (most recent call last):\n  File \"main.py\", line 851, in <module>\n    if trainer.global_rank == 0:\nNameError: name 'trainer' is not defined",
+        "KeyError: \"None of [Int64Index([0, 1, 6, 7], dtype='int64')] are in the [columns]\"",
+        "AttributeError: module 'numpy' has no attribute 'float'.",
+        "ModuleNotFoundError: No module named 'transformers'",
+        "Segmentation fault (core dumped)",
+        "Hello! How do I install the package on Windows?",
+        "ValueError: could not convert string to float: 'abc'",
+    ],
+)
+def test_abstains_on_errors_it_does_not_know(index, text):
+    answer = explain_text(text, index)
+    assert answer.matches == (), [(c.id, c.score) for c in answer.matches]
+    assert answer.as_json()["parsed"] is not None  # an abstaining answer still shows what was parsed
+
+
+def test_generic_line_that_a_frame_would_settle_is_ambiguous(index):
+    answer = explain_text("RuntimeError: expected scalar type Long but found Float", index)
+    assert answer.ambiguous
+    assert {c.id for c in answer.matches[:2]} == {"expected-scalar-type-mismatch", "cross-entropy-target-dtype"}
+
+
+def test_thin_paste_with_two_close_entries_says_so(index):
+    answer = explain_text("RuntimeError: Error(s) in loading state_dict for Net:", index)
+    assert answer.ambiguous
+    ids = {c.id for c in answer.matches[:2]}
+    assert ids == {"state-dict-missing-unexpected-keys", "state-dict-size-mismatch"}
+
+
+def test_captures_fill_the_fix_with_the_users_names(index):
+    from explainer.render import fix_values
+
+    text = (
+        "Traceback (most recent call last):\n  File \"/home/u/train.py\", line 317, in <module>\n    total_loss.backward()\n"
+        "  File \"/home/u/.venv/lib/python3.11/site-packages/torch/autograd/__init__.py\", line 208, in _make_grads\n"
+        "    raise RuntimeError(\nRuntimeError: grad can be implicitly created only for scalar outputs"
+    )
+    answer = explain_text(text, index)
+    c = answer.matches[0]
+    assert c.id == "backward-non-scalar-output" and any("telling frame" in r for r in c.reasons)
+    assert fix_values(answer, c)["receiver"] == "total_loss"
+    md = answer.as_json(lang="en", rendered=True)["matches"][0]["rendered"]["markdown"]
+    assert "total_loss.mean().backward()" in md and "train.py:317" in md
+
+
+def _catalog():
+    path = SHARED / "catalog" / "errors.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(l) for l in path.read_text(encoding="utf-8").splitlines() if l.strip()]
+
+
+def test_catalog_messages_match_their_entries(index):
+    """The torch 2.13 message of every covered kind, and the recorded real message of GPU-only kinds."""
+    rows = _catalog() or pytest.skip("needs ../shared/catalog/errors.jsonl")
+    misses = []
+    for d in rows:
+        if d["id"] not in index.entries or d["kind"] == "log":
+            continue
+        if d["message_2_13"]:
+            msg = f"{d['exc_type']}: {d['message_2_13']}"
+        else:
+            variants = [v for v in d["message_variants"] if "..." not in v and "{" not in v]
+            if not variants:
+                continue
+            msg = re.sub(r"\s*\([^()]*\)\s*$", "", variants[0]) if variants[0].rstrip().endswith(")") and "(" in variants[0][:-1] and "e.g." in variants[0] else variants[0]
+        answer = explain_text(msg, index)
+        ids = [c.id for c in answer.matches]
+        excludes = set(index.entries[d["id"]]["excludes"])
+        if ids and ids[0] in excludes:
+            ok = True  # the message is its declared twin's too; without the telling lines it yields
+        elif d["message_2_13"] is None:  # a recorded variant, not the defining message: a top-3 answer is fair
+            ok = d["id"] in ids[:3]
+        else:
+            ok = bool(ids) and (ids[0] == d["id"] or (answer.ambiguous and d["id"] in ids[:2]))
+        if not ok:
+            misses.append(f"{d['id']}: got {ids[:2]} for {msg[:100]!r}")
+    assert not misses, "\n".join(misses)
+
+
+def test_eval_corpus_runs_to_the_end(index):
+    from explainer.evaluate import evaluate
+
+    rep = evaluate(needs_shared("eval", "dev.jsonl"), index)
+    assert rep["n"] > 50 and 0 <= rep["calibration"]["ece"] <= 1
+    assert rep["parse_type_ok"] >= 0.98 and rep["parse_message_ok"] >= 0.95
+    # the goals are 0.97 / 0.90 / 0.95 on the judges' larger set; these bounds guard against regressions
+    assert rep["covered_top1"] >= 0.9 and rep["none_abstain"] >= 0.85 and rep["overall"] >= 0.9
+
+
+def test_parse_of_live_and_pasted_agree():
+    import traceback
+
+    from explainer.live import from_exception
+
+    try:
+        {}["missing"]
+    except KeyError as exc:
+        live = from_exception(exc)
+        pasted = parse_text("".join(traceback.format_exception(exc)))
+    assert live == pasted
