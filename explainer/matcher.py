@@ -33,8 +33,11 @@ from .patterns import compile_pattern, literal_text
 
 THRESHOLD = 0.5  # below this the matcher abstains
 AMBIGUOUS_GAP = 0.06  # two candidates this close on a thin paste: say so
-MAX_CANDIDATE_PATTERNS = 40
+MAX_CANDIDATE_PATTERNS = 24
+MAX_FUZZY_CHARS = 400  # a message's identifying words come first
+MIN_WORD_SHARE = 0.34
 MIN_FUZZY_TOKENS = 4
+MAX_REGEX_INPUT = 2000  # lazy placeholders make a failed match cost grow with the input: keep it short
 WRAPPER_PENALTY = 0.55
 
 SOURCE_WEIGHT = {"final": 1.0, "cause": 0.97, "context": 0.9, "worker": 0.96, "group": 0.95, "other": 0.88, "line": 0.86}
@@ -50,14 +53,29 @@ def _sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x))
 
 
+def _required_literal(regex: str) -> str:
+    """A lower-case piece of text every match of ``regex`` contains ('' when there is none to tell)."""
+    if re.search(r"(?<!\\)\|", regex):
+        return ""  # an alternation: no single piece is required
+    plain = re.sub(r"\\(.)", lambda m: m.group(1) if not m.group(1).isalnum() else "\0", regex)
+    runs = re.findall(r"[A-Za-z0-9 _:,'=-]{4,}", re.sub(r"\[[^\]]*\]|\([?][^)]*\)|.[*?{]", "\0", plain))
+    return max(runs, key=len).lower() if runs else ""
+
+
 class _Pattern:
-    __slots__ = ("entry_id", "idx", "raw", "regex_src", "normalized", "fuzzy_ok", "specificity", "_rx", "_head")
+    __slots__ = ("entry_id", "idx", "raw", "regex_src", "normalized", "fuzzy_ok", "specificity", "literal_start", "required", "_rx", "_head")
 
     def __init__(self, entry_id: str, idx: int, raw: str, regex_src: str, normalized: str) -> None:
         self.entry_id, self.idx, self.raw, self.regex_src, self.normalized = entry_id, idx, raw, regex_src, normalized
         # a pattern with few content words left after normalisation ("module <*> has no attribute <*>")
         # is too generic for fuzzy evidence: it must match as a template
         self.fuzzy_ok = len(tokens(normalized)) >= MIN_FUZZY_TOKENS
+        self.literal_start = not raw.lstrip().startswith("{") or raw.lstrip().startswith("{{")
+        # the longest whitespace-free literal piece of the pattern's opening: a message without it
+        # cannot match the template (nor its opening), so the regular expressions are skipped
+        opening = raw.split("\n", 1)[0]
+        pieces = [w for w in re.split(r"\{[^{}]*\}|\s+", opening.replace("{{", "{").replace("}}", "}")) if w]
+        self.required = max(pieces, key=len).lower() if pieces else ""
         self.specificity = min(0.015, len(re.sub(r"\{[^{}]*\}|\s", "", raw)) / 20000)
         self._rx = None
         self._head: re.Pattern[str] | None | bool = False
@@ -96,6 +114,7 @@ class Matcher:
                 self.postings[t].append(i)
         n = max(1, len(self.patterns))
         self.idf = {t: math.log(1 + n / len(ps)) for t, ps in self.postings.items()}
+        self.weight = [sum(self.idf[t] for t in tokens(p.normalized)) or 1.0 for p in self.patterns]
         self.frame_index: dict[tuple[str, str], list[str]] = defaultdict(list)
         for eid, e in self.entries.items():
             for pos, fr in enumerate(e["frames"]):
@@ -103,7 +122,7 @@ class Matcher:
                 # only the innermost telling frames are specific; generic module plumbing is not
                 if pos < 2 and func not in ("_call_impl", "_wrapped_call_impl", "__call__") and not path.endswith("module.py"):
                     self.frame_index[(path.rsplit("/", 1)[-1], func)].append(eid)
-        self.signal_rx = [(eid, re.compile(s, re.I)) for eid, e in self.entries.items() for s in e.get("signals", [])]
+        self.signal_rx = [(eid, re.compile(s, re.I), _required_literal(s)) for eid, e in self.entries.items() for s in e.get("signals", [])]
 
     # -- sources ---------------------------------------------------------------------------------
     def _sources(self, parsed: Parsed) -> list[tuple[str, str | None, str]]:
@@ -123,7 +142,8 @@ class Matcher:
         return out
 
     # -- tiers ---------------------------------------------------------------------------------
-    def _candidate_patterns(self, norm: str) -> list[int]:
+    def _candidate_patterns(self, norm: str) -> list[tuple[int, float]]:
+        """(pattern, share of the pattern's word weight found in the message), best first."""
         scores: dict[int, float] = defaultdict(float)
         for t in tokens(norm):
             w = self.idf.get(t)
@@ -134,38 +154,43 @@ class Matcher:
         if not scores:
             return []
         best = sorted(scores.items(), key=lambda kv: -kv[1])[:MAX_CANDIDATE_PATTERNS]
-        return [i for i, _ in best]
+        return [(i, sc / self.weight[i]) for i, sc in best]
 
     def _score_source(self, kind: str, exc_type: str | None, message: str) -> dict[str, tuple[float, int, list[str], dict, bool]]:
         """entry id -> (score, tier, reasons, captures, strong) from one message; ``strong`` when a
         template matched the message itself, not only its opening."""
         out: dict[str, tuple[float, int, list[str], dict, bool]] = {}
-        msg = message.strip()[:4000]
+        msg = message.strip()[:MAX_REGEX_INPUT]
         first_line = msg.split("\n", 1)[0]
-        norm = normalize(msg[:1500])
+        norm = normalize(msg[:1500])[:MAX_FUZZY_CHARS]
         tkey = _type_key(exc_type)
-        for pi in self._candidate_patterns(norm):
+        folded = msg.lower()
+        for pi, share in self._candidate_patterns(norm):
+            if share < MIN_WORD_SHARE:
+                continue  # too few of the pattern's words: neither its template nor fuzzy can fit
             p = self.patterns[pi]
             eid = p.entry_id
             tier, base, why, caps, strong = 2, 0.0, "", {}, False
-            m = p.rx.fullmatch(msg) or p.rx.fullmatch(first_line)
-            if m:
-                tier, base, why = 1, 0.98, "full template match"
-            else:
-                m = p.rx.match(msg)
+            m = None
+            if p.required in folded:
+                m = p.rx.fullmatch(msg) or p.rx.fullmatch(first_line)
                 if m:
-                    tier, base, why = 1, 0.95, "template matches the start of the message"
+                    tier, base, why = 1, 0.98, "full template match"
                 else:
-                    m = p.rx.search(msg)
+                    m = p.rx.match(msg)
                     if m:
-                        tier, base, why = 1, 0.9, "template found inside the message"
-            if m:
-                strong = True
-                base += p.specificity  # of two templates that both match, the more specific one wins
-            elif p.head is not None:
-                m = p.head.match(msg) or p.head.match(first_line)
+                        tier, base, why = 1, 0.95, "template matches the start of the message"
+                    elif p.literal_start:  # a pattern opening with a placeholder had its chance above
+                        m = p.rx.search(msg)
+                        if m:
+                            tier, base, why = 1, 0.9, "template found inside the message"
                 if m:
-                    tier, base, why = 1, 0.88, "matches the opening of the template (the rest of the message is missing)"
+                    strong = True
+                    base += p.specificity  # of two templates that both match, the more specific one wins
+                elif p.head is not None:
+                    m = p.head.match(msg) or p.head.match(first_line)
+                    if m:
+                        tier, base, why = 1, 0.88, "matches the opening of the template (the rest of the message is missing)"
             if m:
                 caps = {k: v.strip() for k, v in m.groupdict().items() if v}
             elif not p.fuzzy_ok:
@@ -198,14 +223,16 @@ class Matcher:
     @staticmethod
     def _similarity(message: str, pattern: str) -> float:
         """Similarity of a normalised message to a normalised pattern. Extra text around the
-        message's match is tolerated (partial ratio); text missing from the message is not."""
+        message's match is tolerated (partial ratio); text missing from the message is not; the
+        same words in another order count almost as much ("the shapes of mat1 and mat2 ...")."""
         if not message or not pattern:
             return 0.0
-        r = fuzz.ratio(message, pattern) / 100.0
-        # the same words in another order ("the shapes of mat1 and mat2 cannot be multiplied")
-        r = max(r, 0.95 * fuzz.token_sort_ratio(message, pattern) / 100.0)
-        if len(pattern) >= 24 and len(message) > len(pattern) * 1.3:
-            r = max(r, 0.97 * fuzz.partial_ratio(pattern, message) / 100.0)
+        pattern = pattern[:MAX_FUZZY_CHARS]
+        r = fuzz.ratio(message, pattern, score_cutoff=50) / 100.0
+        if r < 0.9:
+            r = max(r, 0.95 * fuzz.token_sort_ratio(message, pattern, score_cutoff=60) / 100.0)
+        if r < 0.9 and len(pattern) >= 24 and len(message) > len(pattern) * 1.3:
+            r = max(r, 0.97 * fuzz.partial_ratio(pattern, message, score_cutoff=60) / 100.0)
         return r
 
     def _frames(self, parsed: Parsed) -> dict[str, str]:
@@ -222,10 +249,10 @@ class Matcher:
         hits: dict[str, str] = {}
         if not self.signal_rx:
             return hits
-        texts = [s.text for s in parsed.signals] + [parsed.message or ""]
-        for eid, rx in self.signal_rx:
-            for t in texts:
-                if rx.search(t):
+        texts = [(t, t.lower()) for t in [s.text for s in parsed.signals] + [parsed.message or ""]]
+        for eid, rx, literal in self.signal_rx:
+            for t, low in texts:
+                if literal in low and rx.search(t):
                     hits.setdefault(eid, f"signal line: {t[:80]}")
                     break
         return hits

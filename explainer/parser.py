@@ -49,15 +49,15 @@ _GROUP_BAR = re.compile(r"^(\s*\|\s?)+")  # ExceptionGroup boxes (3.11+)
 _GROUP_SEP = re.compile(r"^\s*\+[-+]+( \d+ -+| \.\.\.)")
 
 
+_ANY_PREFIX = re.compile("|".join(f"(?:{rx.pattern})" for rx in _PREFIXES))
+
+
 def _strip_prefixes(line: str) -> str:
-    for _ in range(4):
-        before = line
-        for rx in _PREFIXES:
-            m = rx.match(line)
-            if m and m.end() < len(line):
-                line = line[m.end() :]
-        if line == before:
+    for _ in range(8):  # prefixes stack: "[rank0]: 2026-11-30 12:00:01 ERROR ..."
+        m = _ANY_PREFIX.match(line)
+        if not m or not m.end() or m.end() >= len(line):
             break
+        line = line[m.end() :]
     return line
 
 
@@ -257,6 +257,11 @@ _SIGNAL_RES = [
     ("signal", re.compile(r"killed by signal|Segmentation fault|Bus error|core dumped|SIGKILL|SIGSEGV|SIGBUS|SIGABRT|Received signal|exitcode\s*:\s*-\d+|Killed$|OOM[- ]killer|out of shared memory|shm", re.I)),
     ("terminate", re.compile(r"terminate called after throwing")),
 ]
+# every signal expression above contains one of these words: lines without any skip the expressions
+_SIGNAL_WORDS = re.compile(
+    "assert|cuda kernel|nccl|watchdog|killed|segmentation|bus error|core dumped|sig|exitcode|oom|shm|shared memory|terminate called",
+    re.I,
+)
 _LIB = re.compile(
     r"(?:site-packages|dist-packages|[\\/]lib[\\/]python\d[\d.]*[\\/]|[\\/]Lib[\\/]|[\\/]pkgs[\\/]|"
     r"^<frozen |[\\/]torch[\\/](?!.*[\\/]site-packages)|^torch[\\/]|[\\/]importlib[\\/]|[\\/]\.pyenv[\\/]versions[\\/][^\\/]+[\\/]lib[\\/])"
@@ -321,11 +326,10 @@ def _looks_like_type(name: str, after_frames: bool) -> bool:
 def _is_structural(line: str) -> bool:
     return bool(
         _TB_START.match(line)
-        or _CAUSE.search(line)
-        or _CONTEXT.search(line)
+        or ("above exception" in line and bool(_CAUSE.search(line) or _CONTEXT.search(line)))
         or _CPP.match(line)
-        or any(rx.match(line) for _, rx in _FRAME_RES)
-        or _TERMINATE.search(line)
+        or (("File " in line or " in " in line or "Cell In" in line or "Input In" in line) and any(rx.match(line) for _, rx in _FRAME_RES))
+        or ("terminate called" in line and _TERMINATE.search(line))
         or _FAILED_SUMMARY.match(line)
         or _PYTEST_SRC.match(line)
         or line == "+--group--"
@@ -365,10 +369,11 @@ def _scan(lines: list[str]) -> tuple[list[_Event], list[Signal], set[str]]:
             pending_relation = "group"
             i += 1
             continue
-        for kind, rx in _SIGNAL_RES:
-            if rx.search(s) and len(signals) < 200:
-                signals.append(Signal(kind, s[:500]))
-                break
+        if _SIGNAL_WORDS.search(s):
+            for kind, rx in _SIGNAL_RES:
+                if rx.search(s) and len(signals) < 200:
+                    signals.append(Signal(kind, s[:500]))
+                    break
         if _CPP.match(line):
             if len(signals) < 200 and not any(x.kind == "cpp_frame" for x in signals[-3:]):
                 signals.append(Signal("cpp_frame", s[:300]))
@@ -391,23 +396,24 @@ def _scan(lines: list[str]) -> tuple[list[_Event], list[Signal], set[str]]:
             in_tb, frames = True, []
             i += 1
             continue
-        if _CAUSE.search(s):
+        if "above exception" in s and _CAUSE.search(s):
             pending_relation = "cause"
             hints.add("chained")
             if events:
                 events[-1].relation = events[-1].relation
             i += 1
             continue
-        if _CONTEXT.search(s):
+        if "above exception" in s and _CONTEXT.search(s):
             pending_relation = "context"
             hints.add("chained")
             i += 1
             continue
         fm = None
-        for style, rx in _FRAME_RES:
-            fm = rx.match(line)
-            if fm:
-                break
+        if "File " in line or " in " in line or "Cell In" in line or "Input In" in line:
+            for style, rx in _FRAME_RES:
+                fm = rx.match(line)
+                if fm:
+                    break
         if fm:
             if style != "standard":
                 hints.add(style)
@@ -464,7 +470,7 @@ def _scan(lines: list[str]) -> tuple[list[_Event], list[Signal], set[str]]:
             pending_type = None
             i = j
             continue
-        m = _TERMINATE.search(s)
+        m = _TERMINATE.search(s) if "terminate called" in s else None
         if m:
             ttype = m.group("type")
             j = i + 1
@@ -558,7 +564,7 @@ def _scan(lines: list[str]) -> tuple[list[_Event], list[Signal], set[str]]:
                 events[-1].kind = "worker"
             i = j
             continue
-        im = _INLINE_EXC.search(line)
+        im = _INLINE_EXC.search(line) if ("Error" in line or "Exception" in line) else None
         if im:
             # an exception quoted inside commentary: "I get 'RuntimeError: ...' when ..."
             msg = line[im.end() :].strip()

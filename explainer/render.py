@@ -28,9 +28,11 @@ def code_values(line: str | None) -> dict[str, str]:
         return out
     text = line.strip()
     out["code"] = text
+    if len(text) > 500:
+        return out
     try:
         tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return out
     if not tree.body:
         return out
@@ -41,12 +43,15 @@ def code_values(line: str | None) -> dict[str, str]:
     elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
         out["target"] = ast.unparse(stmt.target)
     call = value if isinstance(value, ast.Call) else next((n for n in ast.walk(stmt) if isinstance(n, ast.Call)), None)
-    if call is not None:
-        out["call"] = ast.unparse(call.func)
-        if isinstance(call.func, ast.Attribute):
-            out["receiver"] = ast.unparse(call.func.value)
-        for i, arg in enumerate(call.args[:2]):
-            out[f"arg{i}"] = ast.unparse(arg)
+    try:
+        if call is not None:
+            out["call"] = ast.unparse(call.func)
+            if isinstance(call.func, ast.Attribute):
+                out["receiver"] = ast.unparse(call.func.value)
+            for i, arg in enumerate(call.args[:2]):
+                out[f"arg{i}"] = ast.unparse(arg)
+    except (RecursionError, MemoryError, ValueError):
+        pass
     return out
 
 
@@ -114,10 +119,17 @@ def where_text(parsed) -> str | None:
     return f"`{loc}`" + (f"  `{uf.code}`" if uf.code else "")
 
 
-def markdown_to_html(md: str) -> str:
-    from markdown_it import MarkdownIt
+_MD = None
 
-    return MarkdownIt("commonmark", {"html": False, "linkify": False}).render(md)
+
+def markdown_to_html(md: str) -> str:
+    """CommonMark with raw HTML off: a paste can never inject markup."""
+    global _MD
+    if _MD is None:
+        from markdown_it import MarkdownIt
+
+        _MD = MarkdownIt("commonmark", {"html": False, "linkify": False})
+    return _MD.render(md)
 
 
 def render_match(answer, cand, *, lang: str) -> dict[str, str]:

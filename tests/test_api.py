@@ -561,8 +561,6 @@ def test_core_failure_is_still_one_json_error(client):
         assert_error(r, 500, "internal_error")
 
 
-@pytest.mark.xfail(strict=True, reason="core bug: explainer.render.code_values lets RecursionError out of ast.unparse "
-                   "for a deeply nested expression in the user's code line (a 500 on that paste)")
 def test_deeply_nested_user_code_is_explained(client):
     r = client.post("/v1/explain", json={"text": DEEP_PASTE})
     assert r.status_code == 200

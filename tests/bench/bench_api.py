@@ -1,6 +1,6 @@
 """Load benchmark: ``POST /v1/explain`` against a minimal FastAPI echo route, one uvicorn worker each.
 
-    python tests/bench/bench_api.py [--seconds 10] [--concurrency 64]
+    python tests/bench/bench_api.py [--seconds 10] [--concurrency 64] [--pastes data/bench_pastes.jsonl] [--json]
 
 1. Real tracebacks: every entry's reproducer in ``kb/`` is executed (needs torch, as ``tbx verify``
    does) and its traceback kept; each is also pasted as a distributed ``[rank0]:`` log and as a
@@ -196,11 +196,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--concurrency", type=int, default=64)
     ap.add_argument("--json", action="store_true", help="print one JSON object at the end")
     ap.add_argument("--no-cache", action="store_true", help="execute the reproducers again")
+    ap.add_argument("--pastes", type=Path, help="JSON lines with `id` and `text` (e.g. data/bench_pastes.jsonl from "
+                    "tests/bench/make_pastes.py) instead of running the reproducers here")
     args = ap.parse_args(argv)
 
     t0 = time.perf_counter()
-    tracebacks = real_tracebacks(cache=not args.no_cache)
-    payloads = variants(tracebacks)
+    if args.pastes:
+        rows = [json.loads(line) for line in args.pastes.read_text(encoding="utf-8").splitlines() if line.strip()]
+        tracebacks = [(r["id"], r["text"]) for r in rows]
+        payloads = [{"id": r["id"], "variant": r.get("format", "?"), "body": json.dumps({"text": r["text"], "lang": "en"}).encode()}
+                    for r in rows]
+    else:
+        tracebacks = real_tracebacks(cache=not args.no_cache)
+        payloads = variants(tracebacks)
     if len({p["body"] for p in payloads}) < MIN_PAYLOADS:
         raise SystemExit(f"only {len(payloads)} distinct payloads (need {MIN_PAYLOADS}): is torch installed?")
     print(f"{len(payloads)} distinct payloads from {len(tracebacks)} real tracebacks "
@@ -228,8 +236,10 @@ def main(argv: list[str] | None = None) -> int:
             if not m or m[0]["id"] != p["id"]:
                 misses.append(f"{p['id']} ({p['variant']}) -> {m[0]['id'] if m else 'abstained'}")
         print(f"payloads explained top-1 as their own entry: {len(payloads) - len(misses)}/{len(payloads)}", flush=True)
-        for line in misses:
+        for line in misses[:15]:
             print(f"  miss: {line}")
+        if len(misses) > 15:
+            print(f"  … and {len(misses) - 15} more")
         echo = asyncio.run(drive(f"http://127.0.0.1:{echo_port}/echo", payloads, seconds=args.seconds,
                                  concurrency=args.concurrency, check_api=False, server_pid=procs[1].pid))
         api = asyncio.run(drive(f"http://127.0.0.1:{api_port}/v1/explain", payloads, seconds=args.seconds,

@@ -1,0 +1,110 @@
+"""In-process explain time per paste (parse + match, no result cache), at the knowledge base's size
+and with 10 000 synthetic entries added, measured side by side in one run.
+
+Pastes: data/bench_pastes.jsonl (the reproducers' real tracebacks in several paste formats, see
+make_pastes.py) and, when present, ../shared/eval/dev.jsonl. Usage: python tests/bench/bench_match.py
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from explainer.core import explain  # noqa: E402
+from explainer.index import open_index  # noqa: E402
+from explainer.matcher import Matcher  # noqa: E402
+from explainer.normalize import normalize  # noqa: E402
+from explainer.parser import parse_text  # noqa: E402
+from explainer.patterns import literal_text, to_regex  # noqa: E402
+
+
+class SyntheticIndex:
+    """The real entries plus ``n`` synthetic ones whose patterns are real patterns with words changed."""
+
+    def __init__(self, real, n: int, seed: int = 7) -> None:
+        rnd = random.Random(seed)
+        self.entries = dict(real.entries)
+        self.patterns = list(real.patterns)
+        vocab = sorted({w for p in real.patterns for w in p[2].split() if w.isalpha() and len(w) > 3})
+        base = [p for p in real.patterns]
+        for i in range(n):
+            eid = f"synthetic-{i:05d}"
+            src = rnd.choice(base)
+            words = src[2].split(" ")
+            for _ in range(max(2, len(words) // 3)):
+                j = rnd.randrange(len(words))
+                if "{" not in words[j]:
+                    words[j] = rnd.choice(vocab) + rnd.choice(["", "s", "ed", "ing"]) + str(rnd.randrange(100))
+            pat = " ".join(words)
+            try:
+                rx = to_regex(pat)
+            except ValueError:
+                continue
+            e = dict(real.entries[src[0]])
+            e.update(id=eid, excludes=[], signals=[], frames=[], wraps=False)
+            self.entries[eid] = e
+            self.patterns.append((eid, 0, pat, rx, normalize(literal_text(pat))))
+        self._matcher = Matcher(self)
+
+    @property
+    def matcher(self):
+        return self._matcher
+
+
+def load_pastes(which: str = "all") -> list[str]:
+    texts = []
+    if which in ("all", "generated"):
+        texts += [json.loads(l)["text"] for l in (ROOT / "data" / "bench_pastes.jsonl").read_text(encoding="utf-8").splitlines()]
+    dev = ROOT.parent / "shared" / "eval" / "dev.jsonl"
+    if dev.exists() and which in ("all", "real"):
+        texts += [json.loads(l)["text"] for l in dev.read_text(encoding="utf-8").splitlines() if l.strip()]
+    return list(dict.fromkeys(texts))
+
+
+def per_paste_ms(index, pastes, repeat: int = 5) -> list[float]:
+    for p in pastes:  # warm: regexes compiled lazily, pages of the index read
+        explain(parse_text(p), index)
+    out = []
+    for p in pastes:
+        times = []
+        for _ in range(repeat):
+            t = time.perf_counter()
+            explain(parse_text(p), index)
+            times.append(time.perf_counter() - t)
+        out.append(min(times) * 1000)
+    return out
+
+
+def main() -> None:
+    real = open_index()
+    pastes = load_pastes()
+    public = load_pastes("real")
+    t = time.perf_counter()
+    big = SyntheticIndex(real, 10_000)
+    build_s = time.perf_counter() - t
+    small_ms = per_paste_ms(real, pastes)
+    big_ms = per_paste_ms(big, pastes)
+    parse_ms = []
+    for p in pastes:
+        t = time.perf_counter()
+        parse_text(p)
+        parse_ms.append((time.perf_counter() - t) * 1000)
+    print(f"pastes: {len(pastes)} distinct")
+    print(f"entries {len(real.entries):>6}  patterns {len(real.patterns):>6}: explain median {statistics.median(small_ms):.3f} ms  p90 {statistics.quantiles(small_ms, n=10)[-1]:.3f} ms")
+    print(f"entries {len(big.entries):>6}  patterns {len(big.patterns):>6}: explain median {statistics.median(big_ms):.3f} ms  p90 {statistics.quantiles(big_ms, n=10)[-1]:.3f} ms  (matcher built in {build_s:.1f} s)")
+    print(f"of which parsing: median {statistics.median(parse_ms):.3f} ms")
+    print(f"ratio 10k/real: {statistics.median(big_ms) / statistics.median(small_ms):.2f}")
+    if public:
+        a, b = per_paste_ms(real, public), per_paste_ms(big, public)
+        print(f"public pastes only (../shared/eval, {len(public)}): median {statistics.median(a):.3f} ms, with 10k entries {statistics.median(b):.3f} ms")
+
+
+if __name__ == "__main__":
+    main()
