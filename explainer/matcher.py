@@ -166,8 +166,6 @@ class Matcher:
         tkey = _type_key(exc_type)
         folded = msg.lower()
         for pi, share in self._candidate_patterns(norm):
-            if share < MIN_WORD_SHARE:
-                continue  # too few of the pattern's words: neither its template nor fuzzy can fit
             p = self.patterns[pi]
             eid = p.entry_id
             tier, base, why, caps, strong = 2, 0.0, "", {}, False
@@ -193,8 +191,8 @@ class Matcher:
                         tier, base, why = 1, 0.88, "matches the opening of the template (the rest of the message is missing)"
             if m:
                 caps = {k: v.strip() for k, v in m.groupdict().items() if v}
-            elif not p.fuzzy_ok:
-                continue
+            elif not p.fuzzy_ok or share < MIN_WORD_SHARE:
+                continue  # a generic pattern, or too few of its words here for a fuzzy match
             else:
                 sim = self._similarity(norm, p.normalized)
                 base = 0.93 * _sigmoid((sim - 0.74) * 16)
