@@ -115,7 +115,7 @@ def cmd_build(args) -> int:
     from .index import build_index
     from .paths import index_path, kb_dir
 
-    out = build_index(kb_dir(), index_path() if not args.output else __import__("pathlib").Path(args.output))
+    out = build_index(kb_dir(), args.output or index_path())
     print(f"built {out['path']}: {out['entries']} entries, {out['patterns']} patterns")
     return EXIT_OK
 
@@ -184,7 +184,10 @@ def cmd_eval(args) -> int:
 
 
 def cmd_serve(args) -> int:
-    from api.app import serve
+    try:
+        from api.app import serve
+    except ImportError as exc:
+        raise UsageError(f"tbx serve needs the api extra ({exc.name} is missing): pip install 'traceback-explainer[api]'") from None
 
     serve(host=args.host, port=args.port, workers=args.workers)
     return EXIT_OK

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-
 from .matcher import AMBIGUOUS_GAP, THRESHOLD
-from .model import Candidate, Parsed
-from .parser import parse_text
+from .model import Candidate, Parsed, _Record
+from .parser import _lang_hint, parse_text
 
 
-@dataclass(frozen=True)
-class Answer:
+class Answer(_Record):
     parsed: Parsed
     candidates: tuple[Candidate, ...]  # best first, including those below the threshold
     index: object
@@ -52,12 +48,11 @@ def explain_text(text: str, index, *, top: int = 3, lang: str = "en") -> Answer:
     return explain(parse_text(text), index, top=top)
 
 
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 def detect_lang(text: str) -> str:
     """'zh' when the paste's own words are Chinese or the locale is Chinese, else 'en'."""
-    if len(_CJK.findall(text[-20000:])) >= 4:
+    if _lang_hint(text) == "zh":
         return "zh"
     import locale
     import os

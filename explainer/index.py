@@ -9,33 +9,34 @@ kb files it was built from). Reading imports neither sqlite-utils nor markdown-i
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sqlite3
-from pathlib import Path
 
 from .normalize import cjk_bigrams
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "4"
+_JSON_COLUMNS = ("exception_types", "frames", "signals", "excludes")
 
 
 class IndexError_(Exception):
     """The index is missing, unreadable or stale and cannot be rebuilt here."""
 
 
-def fingerprint(kb_dir: Path) -> str:
-    h = hashlib.sha1(SCHEMA_VERSION.encode())
-    for p in sorted(kb_dir.glob("*.md")):
-        st = p.stat()
-        h.update(f"{p.name}:{st.st_size}:{st.st_mtime_ns};".encode())
-    return h.hexdigest()
+def fingerprint(kb_dir) -> str:
+    """Names, sizes and modification times of the kb files: cheap to take on every start."""
+    with os.scandir(kb_dir) as it:
+        items = sorted((e.name, e.stat().st_size, e.stat().st_mtime_ns) for e in it if e.name.endswith(".md"))
+    return SCHEMA_VERSION + ";" + ";".join(f"{n}:{sz}:{mt}" for n, sz, mt in items)
 
 
-def content_hash(kb_dir: Path) -> str:
+def content_hash(kb_dir) -> str:
+    import hashlib
+
     h = hashlib.sha1(SCHEMA_VERSION.encode())
-    for p in sorted(kb_dir.glob("*.md")):
-        h.update(p.name.encode() + b"\0" + p.read_bytes())
+    for name in sorted(n for n in os.listdir(kb_dir) if n.endswith(".md")):
+        with open(os.path.join(kb_dir, name), "rb") as f:
+            h.update(name.encode() + b"\0" + f.read())
     return h.hexdigest()
 
 
@@ -60,14 +61,17 @@ def entry_doc(e) -> dict:
     }
 
 
-def build_index(kb_dir: Path, out: Path) -> dict:
+def build_index(kb_dir, out) -> dict:
     """Compile every entry of ``kb_dir`` into a fresh SQLite file at ``out`` (atomically replaced)."""
+    from pathlib import Path
+
     import sqlite_utils
 
     from .kb import read_all
     from .normalize import normalize
-    from .patterns import literal_text, to_regex
+    from .patterns import literal_text, pattern_features, to_regex
 
+    kb_dir, out = Path(kb_dir), Path(out)
     fp = fingerprint(kb_dir)  # before reading: a file written meanwhile makes the index stale, not wrong
     entries = [e for e in read_all(kb_dir) if e.meta and not e.problems]
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -99,7 +103,8 @@ def build_index(kb_dir: Path, out: Path) -> dict:
                 regex = to_regex(p)
             except ValueError:
                 continue
-            pats.append({"entry_id": e.id, "idx": i, "pattern": p, "regex": regex, "normalized": normalize(literal_text(p))})
+            norm = normalize(literal_text(p))
+            pats.append({"entry_id": e.id, "idx": i, "pattern": p, "regex": regex, "normalized": norm, "features": pattern_features(p, norm)})
         for lang in ("en", "zh"):
             parts = [
                 m.get("title", {}).get(lang, ""),
@@ -110,8 +115,16 @@ def build_index(kb_dir: Path, out: Path) -> dict:
             ]
             key = "\n".join([m.get("title", {}).get(lang, ""), e.id.replace("-", " "), *m.get("patterns", [])])
             docs.append({"entry_id": e.id, "lang": lang, "title": m.get("title", {}).get(lang, ""), "tokens": cjk_bigrams("\n".join(parts)), "key": cjk_bigrams(key), "body": "\n".join(parts[1:])})
+    # what the matcher loads on every start, as one JSON value: one parse instead of hundreds
+    matcher_blob = json.dumps(
+        {
+            "entries": [{k: (json.loads(v) if k in _JSON_COLUMNS else v) for k, v in r.items() if k != "doc"} for r in rows],
+            "patterns": [[p["entry_id"], p["idx"], p["pattern"], p["regex"], p["normalized"], p["features"]] for p in pats],
+        },
+        ensure_ascii=False,
+    )
     db["entries"].insert_all(rows, pk="id")
-    db["patterns"].insert_all(pats)
+    db["patterns"].insert_all([{**p, "features": json.dumps(p["features"], ensure_ascii=False)} for p in pats])
     db["patterns"].create_index(["entry_id"])
     db["search"].insert_all(docs)
     db["search"].enable_fts(["tokens", "key"], tokenize="unicode61 remove_diacritics 2", create_triggers=False)
@@ -120,6 +133,7 @@ def build_index(kb_dir: Path, out: Path) -> dict:
             {"key": "schema", "value": SCHEMA_VERSION},
             {"key": "fingerprint", "value": fp},
             {"key": "content", "value": content_hash(kb_dir)},
+            {"key": "matcher", "value": matcher_blob},
         ],
         pk="key",
     )
@@ -133,21 +147,13 @@ def build_index(kb_dir: Path, out: Path) -> dict:
 class Index:
     """Read-only view of the index, loaded once; safe to share between threads for reading."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, path) -> None:
+        self.path = path = os.fspath(path)
         uri = f"file:{path}?mode=ro&immutable=1"
         self.conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
-        rows = self.conn.execute(
-            "select id, category, kind, title_en, title_zh, exception_types, frames, signals, excludes, wraps, retired from entries"
-        ).fetchall()
-        self.entries: dict[str, dict] = {}
-        for r in rows:
-            self.entries[r[0]] = {
-                "id": r[0], "category": r[1], "kind": r[2], "title_en": r[3], "title_zh": r[4],
-                "exception_types": json.loads(r[5]), "frames": json.loads(r[6]), "signals": json.loads(r[7]),
-                "excludes": json.loads(r[8]), "wraps": bool(r[9]), "retired": r[10],
-            }
-        self.patterns = self.conn.execute("select entry_id, idx, pattern, regex, normalized from patterns order by entry_id, idx").fetchall()
+        blob = json.loads(self.conn.execute("select value from meta where key = 'matcher'").fetchone()[0])
+        self.entries: dict[str, dict] = {e["id"]: {**e, "wraps": bool(e["wraps"])} for e in blob["entries"]}
+        self.patterns = [tuple(p) for p in blob["patterns"]]
         self._docs: dict[str, dict] = {}
         self._matcher = None
 
@@ -226,14 +232,14 @@ def _snippet(body: str, query: str, width: int = 60) -> str:
     return ("…" if start else "") + piece + ("…" if start + width * 2 < len(text) else "")
 
 
-def open_index(*, rebuild_ok: bool = True, path: Path | None = None, kb: Path | None = None) -> Index:
+def open_index(*, rebuild_ok: bool = True, path=None, kb=None) -> Index:
     """Open the index; in a source checkout rebuild it first when ``kb/`` changed since it was built."""
     from .paths import index_path, kb_dir, source_root
 
-    path = path or index_path()
-    kb = kb or kb_dir()
-    stale = not path.exists()
-    if not stale and rebuild_ok and (source_root() is not None or os.environ.get("TBX_KB")) and kb.is_dir():
+    path = os.fspath(path or index_path())
+    kb = os.fspath(kb or kb_dir())
+    stale = not os.path.exists(path)
+    if not stale and rebuild_ok and (source_root() is not None or os.environ.get("TBX_KB")) and os.path.isdir(kb):
         try:
             con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
             row = con.execute("select value from meta where key = 'fingerprint'").fetchone()
@@ -242,7 +248,7 @@ def open_index(*, rebuild_ok: bool = True, path: Path | None = None, kb: Path | 
         except sqlite3.Error:
             stale = True
     if stale:
-        if not (rebuild_ok and kb.is_dir()):
+        if not (rebuild_ok and os.path.isdir(kb)):
             raise IndexError_(f"the index {path} is missing or out of date; run `tbx build`")
         build_index(kb, path)
     try:

@@ -178,9 +178,9 @@ def _strip_fences(markdown: str) -> str:
     return "\n".join(out)
 
 
-def kb_files(kb_dir: Path) -> list[Path]:
-    return sorted(p for p in kb_dir.glob("*.md") if p.name != "README.md")
+def kb_files(kb_dir) -> list[Path]:
+    return sorted(p for p in Path(kb_dir).glob("*.md") if p.name != "README.md")
 
 
-def read_all(kb_dir: Path) -> list[Entry]:
+def read_all(kb_dir) -> list[Entry]:
     return [read_entry(p) for p in kb_files(kb_dir)]

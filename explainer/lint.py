@@ -229,7 +229,7 @@ def _lint_snippets(entry: Entry) -> list[str]:
     return out
 
 
-def lint(kb_dir: Path) -> dict[str, list[str]]:
+def lint(kb_dir) -> dict[str, list[str]]:
     """Problems per entry id (entries without problems are included with an empty list)."""
     entries = read_all(kb_dir)
     ids = {e.id for e in entries}

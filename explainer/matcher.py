@@ -28,8 +28,9 @@ from collections import defaultdict
 from rapidfuzz import fuzz
 
 from .model import Candidate, Parsed
+from .parser import _Lazy
 from .normalize import normalize, tokens
-from .patterns import compile_pattern, literal_text
+from .patterns import pattern_features
 
 THRESHOLD = 0.5  # below this the matcher abstains
 AMBIGUOUS_GAP = 0.06  # two candidates this close on a thin paste: say so
@@ -63,22 +64,19 @@ def _required_literal(regex: str) -> str:
 
 
 class _Pattern:
-    __slots__ = ("entry_id", "idx", "raw", "regex_src", "normalized", "fuzzy_ok", "specificity", "literal_start", "required", "_rx", "_head")
+    __slots__ = ("entry_id", "idx", "raw", "regex_src", "normalized", "tokens", "fuzzy_ok", "specificity",
+                 "literal_start", "required", "head_src", "_rx", "_head")
 
-    def __init__(self, entry_id: str, idx: int, raw: str, regex_src: str, normalized: str) -> None:
+    def __init__(self, entry_id: str, idx: int, raw: str, regex_src: str, normalized: str, features: dict | None = None) -> None:
         self.entry_id, self.idx, self.raw, self.regex_src, self.normalized = entry_id, idx, raw, regex_src, normalized
+        f = features or pattern_features(raw, normalized)
+        self.tokens = f["tokens"]
         # a pattern with few content words left after normalisation ("module <*> has no attribute <*>")
         # is too generic for fuzzy evidence: it must match as a template
-        self.fuzzy_ok = len(tokens(normalized)) >= MIN_FUZZY_TOKENS
-        self.literal_start = not raw.lstrip().startswith("{") or raw.lstrip().startswith("{{")
-        # the longest whitespace-free literal piece of the pattern's opening: a message without it
-        # cannot match the template (nor its opening), so the regular expressions are skipped
-        opening = raw.split("\n", 1)[0]
-        pieces = [w for w in re.split(r"\{[^{}]*\}|\s+", opening.replace("{{", "{").replace("}}", "}")) if w]
-        self.required = max(pieces, key=len).lower() if pieces else ""
-        self.specificity = min(0.015, len(re.sub(r"\{[^{}]*\}|\s", "", raw)) / 20000)
+        self.fuzzy_ok = len(self.tokens) >= MIN_FUZZY_TOKENS
+        self.required, self.specificity, self.literal_start, self.head_src = f["required"], f["specificity"], f["literal_start"], f["head"]
         self._rx = None
-        self._head: re.Pattern[str] | None | bool = False
+        self._head = None
 
     @property
     def rx(self) -> re.Pattern[str]:
@@ -88,18 +86,8 @@ class _Pattern:
 
     @property
     def head(self) -> re.Pattern[str] | None:
-        """The first line of a multi-line pattern, for pastes that kept only the first line."""
-        if self._head is False:
-            raw = self.raw.strip()
-            first = raw.split("\n", 1)[0]
-            if first == raw and len(raw) > 100 and ". " in raw:
-                first = raw[: raw.index(". ") + 1]  # a long one-line message: its first sentence
-            self._head = None
-            if first != raw and len(tokens(normalize(literal_text(first)))) >= 3:
-                try:
-                    self._head = compile_pattern(first)
-                except (ValueError, re.error):
-                    pass
+        if self._head is None and self.head_src:
+            self._head = re.compile(self.head_src, re.IGNORECASE)
         return self._head
 
 
@@ -110,11 +98,11 @@ class Matcher:
         self.types = {eid: {_type_key(t) for t in e["exception_types"]} for eid, e in self.entries.items()}
         self.postings: dict[str, list[int]] = defaultdict(list)
         for i, p in enumerate(self.patterns):
-            for t in tokens(p.normalized):
+            for t in p.tokens:
                 self.postings[t].append(i)
         n = max(1, len(self.patterns))
         self.idf = {t: math.log(1 + n / len(ps)) for t, ps in self.postings.items()}
-        self.weight = [sum(self.idf[t] for t in tokens(p.normalized)) or 1.0 for p in self.patterns]
+        self.weight = [sum(self.idf[t] for t in p.tokens) or 1.0 for p in self.patterns]
         self.frame_index: dict[tuple[str, str], list[str]] = defaultdict(list)
         for eid, e in self.entries.items():
             for pos, fr in enumerate(e["frames"]):
@@ -122,7 +110,7 @@ class Matcher:
                 # only the innermost telling frames are specific; generic module plumbing is not
                 if pos < 2 and func not in ("_call_impl", "_wrapped_call_impl", "__call__") and not path.endswith("module.py"):
                     self.frame_index[(path.rsplit("/", 1)[-1], func)].append(eid)
-        self.signal_rx = [(eid, re.compile(s, re.I), _required_literal(s)) for eid, e in self.entries.items() for s in e.get("signals", [])]
+        self.signal_rx = [(eid, _Lazy(s, re.I), _required_literal(s)) for eid, e in self.entries.items() for s in e.get("signals", [])]
 
     # -- sources ---------------------------------------------------------------------------------
     def _sources(self, parsed: Parsed) -> list[tuple[str, str | None, str]]:

@@ -17,10 +17,25 @@ are capped in length before they are matched.
 
 from __future__ import annotations
 
-import json
 import re
 
 from .model import Frame, Link, Other, Parsed, Signal
+
+
+class _Lazy:
+    """A regular expression compiled on first use: most pastes never need it, and compiling the
+    whole parser's expressions up front is most of the CLI's start-up time."""
+
+    __slots__ = ("_args", "_rx")
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self._args, self._rx = (pattern, flags), None
+
+    def __getattr__(self, name: str):
+        rx = self._rx
+        if rx is None:
+            rx = self._rx = re.compile(*self._args)
+        return getattr(rx, name)
 
 MAX_CHARS = 300_000  # keep the tail of longer pastes: the final exception is at the end
 MAX_LINE = 6_000  # longer lines are cut (a message's identifying words come first)
@@ -29,19 +44,19 @@ MAX_MESSAGE_LINES = 40
 # ---------------------------------------------------------------------------------------------
 # pass 1: cleaning
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+_ANSI = _Lazy(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _FENCE = re.compile(r"^\s*(```|~~~)[\w+-]*\s*$")
 _PREFIXES = [
-    re.compile(r"^\[(?:rank|default|local_rank)?\d+\]\s*:\s?"),  # [rank0]: / [default1]: / [0]:
-    re.compile(r"^\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?\s*(?:[-|:]\s*)?"),  # ISO time
-    re.compile(r"^[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d\s+"),  # "Oct 16 02:07:00 "
-    re.compile(r"^\d\d:\d\d:\d\d(?:[.,:-]\d+)?\s+"),  # "10:53:25-006878 "
-    re.compile(r"^\[?(?:ERROR|WARNING|WARN|INFO|DEBUG|CRITICAL|FATAL)\]?(?:\s*[:|-]\s*|\s+)(?:[\w.]+:(?=\S))?"),  # log level
-    re.compile(r"^[A-Z]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+[\w.]+:\d+\]\s*"),  # glog "W1130 01:02:03.456 123 file.cpp:45] "
-    re.compile(r"^\[?[\w.-]+ ?(?:pid=|rank=)\d+\]?\s+"),  # ray-style "(pid=123) "
-    re.compile(r"^\(\w+ pid=\d+(?:, ip=[\d.]+)?\)\s*"),
-    re.compile(r"^E(?: {3,}|\t)"),  # pytest error lines
-    re.compile(r"^\d{1,3}: (?=\s*(?:File |Traceback|\w+Error|\[rank))"),  # srun -l / torchrun "0: "
+    r"^\[(?:rank|default|local_rank)?\d+\]\s*:\s?",  # [rank0]: / [default1]: / [0]:
+    r"^\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?\s*(?:[-|:]\s*)?",  # ISO time
+    r"^[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d\s+",  # "Oct 16 02:07:00 "
+    r"^\d\d:\d\d:\d\d(?:[.,:-]\d+)?\s+",  # "10:53:25-006878 "
+    r"^\[?(?:ERROR|WARNING|WARN|INFO|DEBUG|CRITICAL|FATAL)\]?(?:\s*[:|-]\s*|\s+)(?:[\w.]+:(?=\S))?",  # log level
+    r"^[A-Z]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+[\w.]+:\d+\]\s*",  # glog "W1130 01:02:03.456 123 file.cpp:45] "
+    r"^\[?[\w.-]+ ?(?:pid=|rank=)\d+\]?\s+",  # ray-style "(pid=123) "
+    r"^\(\w+ pid=\d+(?:, ip=[\d.]+)?\)\s*",
+    r"^E(?: {3,}|\t)",  # pytest error lines
+    r"^\d{1,3}: (?=\s*(?:File |Traceback|\w+Error|\[rank))",  # srun -l / torchrun "0: "
 ]
 _RICH_BORDER = re.compile(r"^\s*[│┃|]\s?(.*?)\s*[│┃|]?\s*$")
 _RICH_EDGE = re.compile(r"^\s*[╭╰┏┗+][─━\-]")
@@ -49,7 +64,7 @@ _GROUP_BAR = re.compile(r"^(\s*\|\s?)+")  # ExceptionGroup boxes (3.11+)
 _GROUP_SEP = re.compile(r"^\s*\+[-+]+( \d+ -+| \.\.\.)")
 
 
-_ANY_PREFIX = re.compile("|".join(f"(?:{rx.pattern})" for rx in _PREFIXES))
+_ANY_PREFIX = re.compile("|".join(f"(?:{p})" for p in _PREFIXES))
 
 
 def _strip_prefixes(line: str) -> str:
@@ -65,6 +80,7 @@ def _from_notebook_json(text: str) -> str | None:
     """Error output of a notebook cell (``"ename"``, ``"evalue"``, ``"traceback": [...]``)."""
     if '"traceback"' not in text or '"ename"' not in text:
         return None
+    import json
     start = text.find("{")
     blobs = []
     for candidate in (text[start:] if start >= 0 else "", "{" + text.strip().strip(",") + "}"):
@@ -105,7 +121,7 @@ def _from_notebook_json(text: str) -> str | None:
 
 
 # Markers that start a new line in a paste that lost its newlines.
-_REFLOW = re.compile(
+_REFLOW = _Lazy(
     r"\s(?=Traceback \(most recent call last\):)"
     r"|\s(?=File \"[^\"]{1,400}\", line \d+)"
     r"|\s(?=File (?:[A-Za-z]:\\|~|/)[^\n]{1,400}?:\d+,? in [\w<>.]+)"
@@ -113,7 +129,7 @@ _REFLOW = re.compile(
     r"|\s(?=Original Traceback \(most recent call last\):)"
     r"|\s(?=Exception raised from )|\s(?=frame #\d+: )"
 )
-_FINAL_IN_FLAT = re.compile(
+_FINAL_IN_FLAT = _Lazy(
     r"(?<![\w.])((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning|Failed|Unsupported|Interrupt|Exit))[:：]\s"
 )
 
@@ -147,7 +163,7 @@ def _reflow(line: str) -> list[str]:
     return out
 
 
-_FRAME_INLINE = re.compile(
+_FRAME_INLINE = _Lazy(
     r'File "[^"]{1,400}", line \d+(?:, in [\w<>.\[\]-]+)?'
     r"|File (?:[A-Za-z]:\\|~|/)[^\n]{1,400}?:\d+,? in [\w<>.\[\]-]+(?:\([^)]{0,300}\))?"
 )
@@ -246,16 +262,16 @@ _EXC_LINE = re.compile(
 )
 _EXC_SUFFIX = re.compile(r"(?:Error|Exception|Warning|Exit|Interrupt|Failed|Unsupported|Missing|Iteration|Timeout|Exceeded)$")
 _KNOWN_TYPES = {"KeyboardInterrupt", "StopIteration", "GeneratorExit", "SystemExit", "python-BaseException"}
-_INLINE_EXC = re.compile(
+_INLINE_EXC = _Lazy(
     r"(?P<open>\*\*|[`'\"“‘「]?)(?<![\w.])(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))\s*[:：]\s"
 )
 _CLOSERS = {"**": "**", "`": "`", "'": "'", '"': '"', "“": "”", "‘": "’", "「": "」"}
 _CPP = re.compile(r"^\s*(?:Exception raised from .* \(most recent call first\):|frame #\d+: )")
 _SIGNAL_RES = [
-    ("cuda_assert", re.compile(r"Assertion `?.{0,400}`? failed\.|device-side assert|CUDA kernel errors", re.I)),
-    ("nccl", re.compile(r"\bNCCL\b|ProcessGroupNCCL|Watchdog caught collective|ncclUnhandled|ncclSystemError|ncclInternalError", re.I)),
-    ("signal", re.compile(r"killed by signal|Segmentation fault|Bus error|core dumped|SIGKILL|SIGSEGV|SIGBUS|SIGABRT|Received signal|exitcode\s*:\s*-\d+|Killed$|OOM[- ]killer|out of shared memory|shm", re.I)),
-    ("terminate", re.compile(r"terminate called after throwing")),
+    ("cuda_assert", _Lazy(r"Assertion `?.{0,400}`? failed\.|device-side assert|CUDA kernel errors", re.I)),
+    ("nccl", _Lazy(r"\bNCCL\b|ProcessGroupNCCL|Watchdog caught collective|ncclUnhandled|ncclSystemError|ncclInternalError", re.I)),
+    ("signal", _Lazy(r"killed by signal|Segmentation fault|Bus error|core dumped|SIGKILL|SIGSEGV|SIGBUS|SIGABRT|Received signal|exitcode\s*:\s*-\d+|Killed$|OOM[- ]killer|out of shared memory|shm", re.I)),
+    ("terminate", _Lazy(r"terminate called after throwing")),
 ]
 # every signal expression above contains one of these words: lines without any skip the expressions
 _SIGNAL_WORDS = re.compile(
@@ -305,7 +321,7 @@ def _continues(line: str) -> bool:
         return False
     if line.startswith((" ", "\t")):
         return True  # torch indents the paragraphs of its long messages; commentary is rarely indented
-    if _CHATTY.search(s) or _CJK.search(s):
+    if _CHATTY.search(s) or (not s.isascii() and _CJK.search(s)):
         return False
     if s.startswith(("Process finished with exit code", "python-BaseException", "During handling", "The above exception")):
         return False
@@ -590,21 +606,21 @@ def _scan(lines: list[str]) -> tuple[list[_Event], list[Signal], set[str]]:
 # ---------------------------------------------------------------------------------------------
 # pass 3: assembling
 
-_ERRORISH = re.compile(
+_ERRORISH = _Lazy(
     r"error|exception|failed|failure|cannot|can't|could not|unable|invalid|expected|must|mismatch|"
     r"out of (?:memory|bounds|range)|not (?:supported|implemented|found|available|compiled|defined|match)|"
     r"does not|doesn't|illegal|assert|killed|timed? ?out|segmentation|unexpectedly|"
     r"错误|报错|失败|无法|不能|必须|异常",
     re.I,
 )
-_CHATTY = re.compile(
+_CHATTY = _Lazy(
     r"\b(?:i|i'm|i've|my|we|our|you|your|me|please|thanks?|thank you|hello|hi|help|anyone|somebody|"
     r"trying to fix|how to|how can|why|any idea|solve|solution)\b|[?？]\s*$|我|请|谢谢|怎么|为什么|求助|大佬",
     re.I,
 )
 
 
-_WEAK = re.compile(r"\b(?:not|no|only|instead|freed|requires?|should|while|because)\b", re.I)
+_WEAK = _Lazy(r"\b(?:not|no|only|instead|freed|requires?|should|while|because)\b", re.I)
 
 
 def _error_score(line: str) -> float:
@@ -637,10 +653,12 @@ def _fallback_message(lines: list[str]) -> str | None:
     return best if best is not None else tail[-1]
 
 
-_CJK = re.compile(r"[\u4e00-\u9fff]")
+_CJK = _Lazy(r"[\u4e00-\u9fff]")
 
 
 def _lang_hint(text: str) -> str | None:
+    if text.isascii():
+        return None
     cjk = len(_CJK.findall(text[-20000:]))
     return "zh" if cjk >= 4 else None
 

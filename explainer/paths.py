@@ -8,27 +8,27 @@ In a source checkout (``kb/`` beside the package): ``kb/`` and ``data/index.sqli
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
-_PKG = Path(__file__).resolve().parent
+# plain os.path, not pathlib: this module is on the start-up path of every command
+_PKG = os.path.dirname(os.path.abspath(__file__))
 
 
-def source_root() -> Path | None:
-    root = _PKG.parent
-    if (root / "kb").is_dir() and (root / "pyproject.toml").is_file():
+def source_root() -> str | None:
+    root = os.path.dirname(_PKG)
+    if os.path.isdir(os.path.join(root, "kb")) and os.path.isfile(os.path.join(root, "pyproject.toml")):
         return root
     return None
 
 
-def kb_dir() -> Path:
+def kb_dir() -> str:
     if os.environ.get("TBX_KB"):
-        return Path(os.environ["TBX_KB"])
+        return os.environ["TBX_KB"]
     root = source_root()
-    return root / "kb" if root else _PKG / "_data" / "kb"
+    return os.path.join(root, "kb") if root else os.path.join(_PKG, "_data", "kb")
 
 
-def index_path() -> Path:
+def index_path() -> str:
     if os.environ.get("TBX_INDEX"):
-        return Path(os.environ["TBX_INDEX"])
+        return os.environ["TBX_INDEX"]
     root = source_root()
-    return root / "data" / "index.sqlite" if root else _PKG / "_data" / "index.sqlite"
+    return os.path.join(root, "data", "index.sqlite") if root else os.path.join(_PKG, "_data", "index.sqlite")

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from .normalize import normalize, tokens
+
 _TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)(\.\.\.)?\}|\s+")
 
 
@@ -84,3 +86,30 @@ _FILL = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)(?:\|([^{}\n]*))?\}(?!\})"
 def template_fields(template: str) -> list[tuple[str, str | None]]:
     """(name, default) for each placeholder of a fix template."""
     return [(m.group(1), m.group(2)) for m in _FILL.finditer(template)]
+
+
+def pattern_features(raw: str, normalized: str) -> dict:
+    """What the matcher needs to know about a pattern beyond its regex; computed when the index is
+    built, so that starting the matcher is reading, not analysing."""
+    raw_s = raw.strip()
+    # the opening of a multi-line pattern (or the first sentence of a long one), for pastes that
+    # kept only the first line of the message
+    first = raw_s.split("\n", 1)[0]
+    if first == raw_s and len(raw_s) > 100 and ". " in raw_s:
+        first = raw_s[: raw_s.index(". ") + 1]
+    head = ""
+    if first != raw_s and len(tokens(normalize(literal_text(first)))) >= 3:
+        try:
+            head = to_regex(first)
+        except ValueError:
+            head = ""
+    # the longest whitespace-free literal piece of that opening: a message without it can match
+    # neither the template nor its opening, so the regular expressions are skipped
+    pieces = [w for w in re.split(r"\{[^{}]*\}|\s+", first.replace("{{", "{").replace("}}", "}")) if w]
+    return {
+        "tokens": sorted(tokens(normalized)),
+        "required": max(pieces, key=len).lower() if pieces else "",
+        "specificity": min(0.015, len(re.sub(r"\{[^{}]*\}|\s", "", raw)) / 20000),
+        "literal_start": not raw.lstrip().startswith("{") or raw.lstrip().startswith("{{"),
+        "head": head,
+    }

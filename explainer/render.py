@@ -72,36 +72,53 @@ def _langs(lang: str) -> tuple[str, ...]:
     return ("en", "zh") if lang == "both" else (lang if lang in ("en", "zh") else "en",)
 
 
-def entry_markdown(doc: dict, *, lang: str, values: dict[str, str] | None = None, where: str | None = None, score: float | None = None, brief: bool = False) -> str:
+def entry_segments(doc: dict, *, lang: str, values: dict[str, str] | None = None, where: str | None = None, score: float | None = None, brief: bool = False) -> list[tuple[str, str]]:
+    """The answer for one entry as ("md", markdown) and ("code", python) segments, in order. The
+    Markdown segments are the entry's own text (the same on every request); the user's values only
+    go into the short header and the code segments."""
     values = values or {}
-    parts: list[str] = []
+    segs: list[tuple[str, str]] = []
     for lg in _langs(lang):
         L = LABELS[lg]
-        head = f"## {doc['title'].get(lg, doc['id'])}"
         meta = f"`{doc['id']}`" + (f" · {L['confidence']} {score:.2f}" if score is not None else "")
-        parts.append(f"{head}\n\n{meta}\n")
+        segs.append(("md", f"## {doc['title'].get(lg, doc['id'])}\n\n{meta}\n"))
         if where:
-            parts.append(f"**{L['where']}:** {where}\n")
-        parts.append(doc["summary"].get(lg, "") + "\n")
+            segs.append(("md", f"**{L['where']}:** {where}\n"))
+        segs.append(("md", doc["summary"].get(lg, "") + "\n"))
         if brief:
             continue
-        parts.append(f"### {L['why']}\n\n{doc['explanation'].get(lg, '')}\n")
+        segs.append(("md", f"### {L['why']}\n\n{doc['explanation'].get(lg, '')}\n"))
         if doc.get("causes"):
-            parts.append(f"### {L['causes']}\n")
-            for i, c in enumerate(doc["causes"], 1):
-                parts.append(f"{i}. {_indent(c.get(lg, ''))}")
-            parts.append("")
+            items = "\n".join(f"{i}. {_indent(c.get(lg, ''))}" for i, c in enumerate(doc["causes"], 1))
+            segs.append(("md", f"### {L['causes']}\n\n{items}\n"))
         if doc.get("fixes"):
-            parts.append(f"### {L['fixes']}\n")
+            segs.append(("md", f"### {L['fixes']}\n"))
             for f in doc["fixes"]:
-                parts.append(f.get(lg, "") + "\n")
+                segs.append(("md", f.get(lg, "") + "\n"))
                 if f.get("template"):
-                    parts.append("```python\n" + fill(f["template"], values).rstrip() + "\n```\n")
+                    segs.append(("code", fill(f["template"], values).rstrip()))
         if doc.get("debugging", {}).get(lg):
-            parts.append(f"### {L['debug']}\n\n{doc['debugging'][lg]}\n")
+            segs.append(("md", f"### {L['debug']}\n\n{doc['debugging'][lg]}\n"))
         if doc.get("docs"):
-            parts.append(f"{L['docs']}: " + " · ".join(f"<{u}>" for u in doc["docs"]) + "\n")
-    return "\n".join(parts).strip() + "\n"
+            segs.append(("md", f"{L['docs']}: " + " · ".join(f"<{u}>" for u in doc["docs"]) + "\n"))
+    return segs
+
+
+def segments_markdown(segs: list[tuple[str, str]]) -> str:
+    return "\n".join(t if k == "md" else f"```python\n{t}\n```\n" for k, t in segs).strip() + "\n"
+
+
+def segments_html(segs: list[tuple[str, str]]) -> str:
+    import html
+
+    return "".join(
+        _cached_html(t) if k == "md" else f'<pre><code class="language-python">{html.escape(t, quote=False)}\n</code></pre>\n'
+        for k, t in segs
+    )
+
+
+def entry_markdown(doc: dict, **kw) -> str:
+    return segments_markdown(entry_segments(doc, **kw))
 
 
 def _indent(text: str) -> str:
@@ -120,6 +137,19 @@ def where_text(parsed) -> str | None:
 
 
 _MD = None
+_HTML_CACHE: dict[str, str] = {}
+_HTML_CACHE_MAX = 8192
+
+
+def _cached_html(md: str) -> str:
+    """HTML of a piece of an entry's own text: the same pieces recur on every request."""
+    out = _HTML_CACHE.get(md)
+    if out is None:
+        out = markdown_to_html(md)
+        if len(_HTML_CACHE) >= _HTML_CACHE_MAX:
+            _HTML_CACHE.clear()
+        _HTML_CACHE[md] = out
+    return out
 
 
 def markdown_to_html(md: str) -> str:
@@ -134,8 +164,8 @@ def markdown_to_html(md: str) -> str:
 
 def render_match(answer, cand, *, lang: str) -> dict[str, str]:
     doc = answer.index.entry(cand.id)
-    md = entry_markdown(doc, lang=lang, values=fix_values(answer, cand), where=where_text(answer.parsed), score=cand.score)
-    return {"markdown": md, "html": markdown_to_html(md)}
+    segs = entry_segments(doc, lang=lang, values=fix_values(answer, cand), where=where_text(answer.parsed), score=cand.score)
+    return {"markdown": segments_markdown(segs), "html": segments_html(segs)}
 
 
 def answer_markdown(answer, *, lang: str) -> str:

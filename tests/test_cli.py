@@ -86,3 +86,21 @@ def test_json_path_imports_no_heavy_modules():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "", f"imported on the --json path: {out.stdout}"
+
+
+def test_readme_documents_every_command_and_route():
+    import re
+
+    from explainer.cli import build_parser
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    commands = set(build_parser()._subparsers._group_actions[0].choices)
+    documented = set(re.findall(r"`tbx (\w+)", readme))
+    assert commands <= documented | {"run"} and "python -m explainer run" in readme
+    assert documented <= commands, documented - commands
+    pytest.importorskip("fastapi")
+    from api.app import create_app
+
+    routes = set(create_app().openapi()["paths"])
+    for path in routes:
+        assert path.split("{")[0] in readme, f"{path} is not in the README"

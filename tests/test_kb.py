@@ -156,6 +156,8 @@ def test_snippet(entry, snippet, worker, explain_check, index):
                 first = (answer.parsed.message or "").split("\n")[0]
                 if answer.ambiguous and entry.id in [c.id for c in answer.matches[:2]]:
                     continue
+                if top in entry.meta.get("excludes", []):
+                    continue  # the telling lines are gone: the entry yields to its declared twin
                 if top is None and (len(first.split()) < 3 or entry.meta.get("wraps")):
                     continue  # no words to go on, or a wrapper whose inner error is all that is left
             if top != entry.id:
