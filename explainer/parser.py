@@ -51,8 +51,8 @@ _PREFIXES = [
     r"^\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?\s*(?:[-|:]\s*)?",  # ISO time
     r"^[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d\s+",  # "Oct 16 02:07:00 "
     r"^\d\d:\d\d:\d\d(?:[.,:-]\d+)?\s+",  # "10:53:25-006878 "
-    r"^\[?(?:ERROR|WARNING|WARN|INFO|DEBUG|CRITICAL|FATAL)\]?(?:\s*[:|-]\s*|\s+)(?:[\w.]+:(?=\S))?",  # log level
-    r"^[A-Z]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+[\w.]+:\d+\]\s*",  # glog "W1130 01:02:03.456 123 file.cpp:45] "
+    r"^\[?(?:ERROR|WARNING|WARN|INFO|DEBUG|CRITICAL|FATAL)\]?(?:\s*[:|]\s*|\s+-\s+|\s+)(?:[\w.]+:(?=\S))?",  # log level
+    r"^[A-Z]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+[\w./-]+:\d+\]\s*",  # glog "W1130 01:02:03.456 123 file.cpp:45] "
     r"^\[?[\w.-]+ ?(?:pid=|rank=)\d+\]?\s+",  # ray-style "(pid=123) "
     r"^\(\w+ pid=\d+(?:, ip=[\d.]+)?\)\s*",
     r"^E(?: {3,}|\t)",  # pytest error lines
@@ -67,13 +67,22 @@ _GROUP_SEP = re.compile(r"^\s*\+[-+]+( \d+ -+| \.\.\.)")
 _ANY_PREFIX = re.compile("|".join(f"(?:{p})" for p in _PREFIXES))
 
 
-def _strip_prefixes(line: str) -> str:
+def _split_prefix(line: str) -> tuple[str, str]:
+    """(the launcher/logger/pytest prefixes of a line, the rest)."""
+    rest = line
     for _ in range(8):  # prefixes stack: "[rank0]: 2026-11-30 12:00:01 ERROR ..."
-        m = _ANY_PREFIX.match(line)
-        if not m or not m.end() or m.end() >= len(line):
+        m = _ANY_PREFIX.match(rest)
+        if not m or not m.end() or m.end() >= len(rest):
             break
-        line = line[m.end() :]
-    return line
+        rest = rest[m.end() :]
+    return line[: len(line) - len(rest)], rest
+
+
+def _strip_prefixes(line: str) -> str:
+    return _split_prefix(line)[1]
+
+
+_DIGITS = re.compile(r"\d+")
 
 
 def _from_notebook_json(text: str) -> str | None:
@@ -169,8 +178,9 @@ _FRAME_INLINE = _Lazy(
 )
 
 
-def clean(text: str) -> tuple[list[str], set[str]]:
-    """Lines ready for scanning, and the format hints met on the way."""
+def clean(text: str) -> tuple[list[str], set[str], list[str]]:
+    """Lines ready for scanning, the format hints met on the way, and each line's prefix shape
+    (its prefixes with the numbers taken out: lines of one message share it)."""
     hints: set[str] = set()
     if len(text) > MAX_CHARS:
         text = text[-MAX_CHARS:]
@@ -185,6 +195,7 @@ def clean(text: str) -> tuple[list[str], set[str]]:
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u00a0", " ").replace("\ufeff", "")
     raw_lines = text.split("\n")
     lines: list[str] = []
+    tags: list[str] = []
     for raw in raw_lines:
         line = raw[:MAX_LINE].rstrip()
         if _FENCE.match(line):
@@ -199,18 +210,20 @@ def clean(text: str) -> tuple[list[str], set[str]]:
                 hints.add("rich")
         if _GROUP_SEP.match(line):
             lines.append("+--group--")
+            tags.append("")
             continue
         if line.lstrip().startswith("|"):
             line = _GROUP_BAR.sub("", line)
             hints.add("group")
-        stripped = _strip_prefixes(line)
-        if stripped != line:
+        prefix, stripped = _split_prefix(line)
+        if prefix:
             if stripped.startswith(("E ", "E\t")) or line.startswith("E "):
                 hints.add("pytest")
             elif re.match(r"^\[(?:rank|default)", line):
                 hints.add("distributed_prefixed")
             line = stripped
         lines.append(line)
+        tags.append(_DIGITS.sub("", "".join(prefix.split())))
     if len(lines) <= 3 and any(len(l) > 200 for l in lines):
         flat: list[str] = []
         for l in lines:
@@ -219,7 +232,8 @@ def clean(text: str) -> tuple[list[str], set[str]]:
                 hints.add("flattened")
             flat.extend(re_lines)
         lines = flat
-    return lines, hints
+        tags = [""] * len(lines)
+    return lines, hints, tags
 
 
 # ---------------------------------------------------------------------------------------------
@@ -305,11 +319,9 @@ def _is_code(line: str) -> bool:
     text = line.strip()
     if not text or len(text) > 200 or not re.search(r"[.(=\[]", text) or re.search(r"[\u4e00-\u9fff]", text):
         return False
-    import ast
-
     try:
-        ast.parse(text)
-    except (SyntaxError, ValueError):
+        compile(text, "<paste>", "exec", dont_inherit=True)  # a syntax check only: never executed
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
 
@@ -352,7 +364,7 @@ def _is_structural(line: str) -> bool:
     )
 
 
-def _scan(lines: list[str]) -> tuple[list[_Event], list[Signal], set[str]]:
+def _scan(lines: list[str], tags: list[str] | None = None) -> tuple[list[_Event], list[Signal], set[str]]:
     events: list[_Event] = []
     signals: list[Signal] = []
     hints: set[str] = set()
@@ -482,7 +494,7 @@ def _scan(lines: list[str]) -> tuple[list[_Event], list[Signal], set[str]]:
             while j < n and lines[j].strip() and not _is_structural(lines[j]) and len(msg_lines) < MAX_MESSAGE_LINES:
                 msg_lines.append(lines[j].strip())
                 j += 1
-            add_exc(pending_type, "\n".join(msg_lines) or None)
+            add_exc(pending_type, "\n".join(msg_lines) or None, kind="debugger")
             pending_type = None
             i = j
             continue
@@ -560,8 +572,9 @@ def _scan(lines: list[str]) -> tuple[list[_Event], list[Signal], set[str]]:
                         j = k
                         continue
                     break
-                if _is_structural(nxt):
-                    break
+                other_logger = bool(tags) and tags[j] != tags[i] and (tags[j] or not nxt.startswith((" ", "\t")))
+                if _is_structural(nxt) or other_logger or nxt.strip() == "python-BaseException":
+                    break  # another logger's line (an indented one wraps the message), PyCharm's trailer
                 nm = _EXC_LINE.match(nxt)
                 opens_more = bool(msg_lines) and msg_lines[-1].rstrip().endswith(("raised:", "error:"))
                 if nm and nm.group("msg") is not None and _looks_like_type(nm.group("type"), False) and not nxt.startswith((" ", "\t")) and not opens_more:
@@ -600,6 +613,8 @@ def _scan(lines: list[str]) -> tuple[list[_Event], list[Signal], set[str]]:
         i += 1
     if pending_type and not any(e.exc_type == pending_type for e in events):
         add_exc(pending_type, None)
+    if frames and events and not events[-1].frames and events[-1].kind == "debugger":
+        events[-1].frames = frames[::-1]  # VS Code prints the stack after the message, innermost first
     return events, signals, hints
 
 
@@ -676,8 +691,8 @@ def parse_text(text: str) -> Parsed:
 
 
 def _parse(text: str) -> Parsed:
-    lines, hints = clean(text)
-    events, signals, scan_hints = _scan(lines)
+    lines, hints, tags = clean(text)
+    events, signals, scan_hints = _scan(lines, tags)
     hints |= scan_hints
     errors = [e for e in events if not e.warning and e.kind != "inline"]
     inline = [e for e in events if e.kind == "inline"]
