@@ -123,20 +123,25 @@ class BodyLimitMiddleware:
                     raise BodyTooLarge(limit)
             return message
 
-        started = False
-
-        async def tracking_send(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
+        tracking_send, state = _tracking(send)
         try:
             await self.app(scope, limited_receive, tracking_send)
         except BodyTooLarge as exc:  # read outside a FastAPI route (which answers it itself)
-            if started:
+            if state["started"]:
                 raise
             await error_response(413, str(exc.detail))(scope, receive, send)
+
+
+def _tracking(send: Send):
+    """``send`` that remembers whether the response has started (then no error answer can follow)."""
+    state = {"started": False}
+
+    async def tracking_send(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            state["started"] = True
+        await send(message)
+
+    return tracking_send, state
 
 
 class CatchAllMiddleware:
@@ -149,14 +154,7 @@ class CatchAllMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        started = False
-
-        async def tracking_send(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
+        tracking_send, state = _tracking(send)
         try:
             await self.app(scope, receive, tracking_send)
         except Exception as exc:  # noqa: BLE001 - this is the catch-all
@@ -164,5 +162,5 @@ class CatchAllMiddleware:
             where = " <- ".join(f"{f.filename}:{f.lineno} in {f.name}" for f in reversed(traceback.extract_tb(exc.__traceback__)[-3:]))
             log.error("unhandled %s in %s %s at %s (message withheld: it may quote the request)",
                       type(exc).__name__, scope.get("method"), scope.get("path"), where)
-            if not started:
+            if not state["started"]:
                 await error_response(500, "internal error; nothing of the request was stored", code="internal_error")(scope, receive, send)
