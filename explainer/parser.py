@@ -326,6 +326,22 @@ def _is_code(line: str) -> bool:
     return True
 
 
+_CJK_OR_FULLWIDTH = re.compile(r"[\u4e00-\u9fff，。？！；]")
+
+
+def _trim_commentary(first: str) -> str:
+    """An English message followed, on the same line, by Chinese words is a message plus the
+    poster's comment ("... scalar outputs，请问怎么解决？"); a quoted Chinese path is not cut."""
+    if not first or not first[0].isascii() or first.isascii():
+        return first
+    for m in _CJK_OR_FULLWIDTH.finditer(first):
+        before = first[: m.start()]
+        if before.count("'") % 2 == 0 and before.count('"') % 2 == 0:
+            # a few ASCII words then Chinese is a translated message ("mat1 和 mat2 形状..."), kept
+            return before.rstrip(" ,:;-—(（") if len(before.split()) >= 4 else first
+    return first
+
+
 def _continues(line: str) -> bool:
     """After a blank line inside an exception's message: does this line still belong to it?"""
     s = line.strip()
@@ -553,7 +569,7 @@ def _scan(lines: list[str], tags: list[str] | None = None) -> tuple[list[_Event]
         em = _EXC_LINE.match(line)
         if em and (em.group("msg") is not None or (in_tb and frames)) and _looks_like_type(em.group("type"), in_tb and bool(frames)):
             exc_type = em.group("type")
-            first = (em.group("msg") or "").strip()
+            first = _trim_commentary((em.group("msg") or "").strip())
             msg_lines = [first] if first else []
             j = i + 1
             # a message that starts empty continues after one blank line (spawn's bootstrapping text)
@@ -596,7 +612,7 @@ def _scan(lines: list[str], tags: list[str] | None = None) -> tuple[list[_Event]
         im = _INLINE_EXC.search(line) if ("Error" in line or "Exception" in line) else None
         if im:
             # an exception quoted inside commentary: "I get 'RuntimeError: ...' when ..."
-            msg = line[im.end() :].strip()
+            msg = _trim_commentary(line[im.end() :].strip())
             opener = im.group("open")
             closer = _CLOSERS.get(opener)
             if closer and closer in msg:
