@@ -56,6 +56,7 @@ _PREFIXES = [
     r"^\[?[\w.-]+ ?(?:pid=|rank=)\d+\]?\s+",  # ray-style "(pid=123) "
     r"^\(\w+ pid=\d+(?:, ip=[\d.]+)?\)\s*",
     r"^E(?: {3,}|\t)",  # pytest error lines
+    r"^\*\*\* ",  # pdb / ipdb print exceptions as "*** RuntimeError: ..."
     r"^\d{1,3}: (?=\s*(?:File |Traceback|\w+Error|\[rank))",  # srun -l / torchrun "0: "
 ]
 _RICH_BORDER = re.compile(r"^\s*[│┃|]\s?(.*?)\s*[│┃|]?\s*$")
@@ -257,6 +258,8 @@ _FRAME_RES = [
     ("ipython", re.compile(r"^\s*(?P<file><ipython-input-[\w-]+>|(?:[A-Za-z]:[\\/]|/|~)[^\n]*?\.pyx?) in (?P<func>[\w<>.]+)\(.*\)?\s*$")),
     # rich: /path/x.py:12 in f   (borders already removed)
     ("rich", re.compile(r"^\s*(?P<file>(?:[A-Za-z]:[\\/]|/|~)[^\s:]*(?: [^\s:]+)*\.py):(?P<line>\d+) in (?P<func>[\w<>.]+)\s*$")),
+    # pdb / ipdb: > /path/x.py(12)forward()
+    ("debugger", re.compile(r"^>?\s*(?P<file>(?:[A-Za-z]:[\\/]|/|~|\.)[^\s()]*\.py)\((?P<line>\d+)\)(?P<func>[\w<>]+)\(\)\s*$")),
     # pytest: path/x.py:12: in test_f
     ("pytest", re.compile(r"^(?P<file>[^\s:][^:\n]*\.py):(?P<line>\d+): in (?P<func>[\w<>.]+)\s*$")),
 ]
@@ -372,7 +375,7 @@ def _is_structural(line: str) -> bool:
         _TB_START.match(line)
         or ("above exception" in line and bool(_CAUSE.search(line) or _CONTEXT.search(line)))
         or _CPP.match(line)
-        or (("File " in line or " in " in line or "Cell In" in line or "Input In" in line) and any(rx.match(line) for _, rx in _FRAME_RES))
+        or (("File " in line or " in " in line or "Cell In" in line or "Input In" in line or ".py(" in line) and any(rx.match(line) for _, rx in _FRAME_RES))
         or ("terminate called" in line and _TERMINATE.search(line))
         or _FAILED_SUMMARY.match(line)
         or _PYTEST_SRC.match(line)
@@ -453,7 +456,7 @@ def _scan(lines: list[str], tags: list[str] | None = None) -> tuple[list[_Event]
             i += 1
             continue
         fm = None
-        if "File " in line or " in " in line or "Cell In" in line or "Input In" in line:
+        if "File " in line or " in " in line or "Cell In" in line or "Input In" in line or ".py(" in line:
             for style, rx in _FRAME_RES:
                 fm = rx.match(line)
                 if fm:
