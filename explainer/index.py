@@ -15,7 +15,7 @@ import sqlite3
 
 from .normalize import cjk_bigrams
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 _JSON_COLUMNS = ("exception_types", "frames", "signals", "excludes")
 
 

@@ -20,10 +20,11 @@ lower tier number, then the entry that matched the final exception, then id.
 
 from __future__ import annotations
 
-import json
+import heapq
 import math
 import re
 from collections import defaultdict
+from operator import itemgetter
 
 from rapidfuzz import fuzz
 
@@ -141,7 +142,7 @@ class Matcher:
                 scores[i] += w
         if not scores:
             return []
-        best = sorted(scores.items(), key=lambda kv: -kv[1])[:MAX_CANDIDATE_PATTERNS]
+        best = heapq.nlargest(MAX_CANDIDATE_PATTERNS, scores.items(), key=itemgetter(1))
         return [(i, sc / self.weight[i]) for i, sc in best]
 
     def _score_source(self, kind: str, exc_type: str | None, message: str) -> dict[str, tuple[float, int, list[str], dict, bool]]:
@@ -150,7 +151,7 @@ class Matcher:
         out: dict[str, tuple[float, int, list[str], dict, bool]] = {}
         msg = message.strip()[:MAX_REGEX_INPUT]
         first_line = msg.split("\n", 1)[0]
-        norm = normalize(msg[:1500])[:MAX_FUZZY_CHARS]
+        norm = normalize(msg[: 2 * MAX_FUZZY_CHARS])[:MAX_FUZZY_CHARS]
         tkey = _type_key(exc_type)
         folded = msg.lower()
         for pi, share in self._candidate_patterns(norm):
