@@ -51,13 +51,13 @@ def cmd_explain(args) -> int:
     text = _read_input(args.file)
     index = _index()
     lang = _lang(args.lang, text)
-    result = explain_text(text, index, top=args.top, lang=lang)
+    result = explain_text(text, index, top=args.top)
     if args.json:
         _print_json(result.as_json(lang=lang))
         return EXIT_OK
     from .render import render_terminal
 
-    render_terminal(result, index, lang=lang)
+    render_terminal(result, lang=lang)
     return EXIT_OK
 
 

@@ -44,7 +44,7 @@ def explain(parsed: Parsed, index, *, top: int = 3) -> Answer:
     return Answer(parsed, tuple(index.matcher.match(parsed, top=max(top, 2))[:max(top, 1)]), index)
 
 
-def explain_text(text: str, index, *, top: int = 3, lang: str = "en") -> Answer:
+def explain_text(text: str, index, *, top: int = 3) -> Answer:
     return explain(parse_text(text), index, top=top)
 
 

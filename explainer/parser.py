@@ -411,7 +411,6 @@ def _scan(lines: list[str], tags: list[str] | None = None) -> tuple[list[_Event]
             continue
         if s == "+--group--":
             if events:
-                events[-1].relation = events[-1].relation or None
                 events[-1].kind = "group"
             pending_relation = "group"
             i += 1
@@ -446,8 +445,6 @@ def _scan(lines: list[str], tags: list[str] | None = None) -> tuple[list[_Event]
         if "above exception" in s and _CAUSE.search(s):
             pending_relation = "cause"
             hints.add("chained")
-            if events:
-                events[-1].relation = events[-1].relation
             i += 1
             continue
         if "above exception" in s and _CONTEXT.search(s):
@@ -726,7 +723,7 @@ def _parse(text: str) -> Parsed:
     if not pool:
         msg = _fallback_message(lines)
         return Parsed(
-            exc_type=None, message=msg, signals=tuple(signals), format=_format(hints, last_line=True, lines=lines),
+            exc_type=None, message=msg, signals=tuple(signals), format=_format(hints, last_line=True),
             lang_hint=_lang_hint(text),
         )
     final = pool[-1]
@@ -760,7 +757,7 @@ def _parse(text: str) -> Parsed:
             frames = tuple(later[-1].frames)
     if "dataloader_worker" in hints and final.relation != "worker" and not any(c.relation == "worker" for c in chain):
         hints.discard("dataloader_worker")
-    fmt = _format(hints, last_line=not frames and len([l for l in lines if l.strip()]) <= 2, lines=lines)
+    fmt = _format(hints, last_line=not frames and len([l for l in lines if l.strip()]) <= 2)
     if any(c.relation in ("cause", "context") for c in chain) and fmt == "standard":
         fmt = "chained"
     return Parsed(
@@ -778,7 +775,7 @@ def _parse(text: str) -> Parsed:
 _FORMAT_ORDER = ("jupyter", "dataloader_worker", "distributed_prefixed", "pytest", "flattened", "debugger", "rich", "ipython", "cpp_frames", "chained", "group")
 
 
-def _format(hints: set[str], *, last_line: bool, lines: list[str]) -> str:
+def _format(hints: set[str], *, last_line: bool) -> str:
     for name in _FORMAT_ORDER:
         if name in hints:
             return name

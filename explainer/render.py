@@ -223,7 +223,7 @@ def short_markdown(answer, *, lang: str) -> str:
     return "\n".join(parts)
 
 
-def render_terminal(answer, index=None, *, lang: str) -> None:
+def render_terminal(answer, *, lang: str) -> None:
     from rich.console import Console
     from rich.markdown import Markdown
 

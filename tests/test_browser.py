@@ -119,10 +119,16 @@ def test_copy_button_copies_the_fix(page, server, browser):
     page.fill("#paste", SEED)
     explain_in(page, "en")
     block = page.locator("#matches article.match").first.locator(".codeblock").first
+    expected = block.locator("pre").inner_text().strip()
     block.locator("button.copy").click()
-    page.wait_for_function("document.querySelector('.codeblock button.copy').classList.contains('done')")
-    copied = page.evaluate("navigator.clipboard.readText()")
-    assert copied.strip() == block.locator("pre").inner_text().strip()
+    # poll the clipboard itself: the button's "done" state lasts 1.5 s, too short to rely on under load
+    copied = ""
+    for _ in range(100):
+        copied = page.evaluate("navigator.clipboard.readText()")
+        if copied.strip() == expected:
+            break
+        page.wait_for_timeout(100)
+    assert copied.strip() == expected
 
 
 def test_page_escapes_the_paste(page, server):
