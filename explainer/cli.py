@@ -40,9 +40,12 @@ def _print_json(obj) -> None:
 
 
 def _index(*, rebuild_ok: bool = True):
-    from .index import open_index
+    from .index import IndexError_, open_index
 
-    return open_index(rebuild_ok=rebuild_ok)
+    try:
+        return open_index(rebuild_ok=rebuild_ok)
+    except IndexError_ as exc:
+        raise UsageError(str(exc)) from None
 
 
 def cmd_explain(args) -> int:

@@ -104,3 +104,28 @@ def test_readme_documents_every_command_and_route():
     routes = set(create_app().openapi()["paths"])
     for path in routes:
         assert path.split("{")[0] in readme, f"{path} is not in the README"
+
+
+def test_missing_index_is_reported_in_one_line(tmp_path):
+    import os
+
+    env = {**os.environ, "TBX_INDEX": str(tmp_path / "none" / "index.sqlite"), "TBX_KB": str(tmp_path / "no-kb")}
+    out = subprocess.run([sys.executable, "-m", "explainer", "explain", str(PASTE)], capture_output=True, cwd=ROOT, timeout=120, env=env)
+    assert out.returncode == 2
+    err = out.stderr.decode().strip()
+    assert "tbx build" in err and "\n" not in err
+
+
+def test_stale_index_is_rebuilt(tmp_path):
+    import os
+    import shutil
+
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    shutil.copy(ROOT / "kb" / "backward-non-scalar-output.md", kb)
+    env = {**os.environ, "TBX_INDEX": str(tmp_path / "index.sqlite"), "TBX_KB": str(kb)}
+    first = json.loads(subprocess.run([sys.executable, "-m", "explainer", "list", "--json"], capture_output=True, cwd=ROOT, timeout=120, env=env).stdout)
+    assert [e["id"] for e in first["entries"]] == ["backward-non-scalar-output"]
+    shutil.copy(ROOT / "kb" / "backward-complex-output.md", kb)  # kb changed: the next start rebuilds
+    second = json.loads(subprocess.run([sys.executable, "-m", "explainer", "list", "--json"], capture_output=True, cwd=ROOT, timeout=120, env=env).stdout)
+    assert {e["id"] for e in second["entries"]} == {"backward-non-scalar-output", "backward-complex-output"}
