@@ -28,7 +28,12 @@ class Answer(_Record):
         for c in self.matches:
             e = self.index.entries[c.id]
             title = e["title_zh"] if lang == "zh" else e["title_en"] if lang == "en" else f"{e['title_en']} / {e['title_zh']}"
-            m = {"id": c.id, "score": c.score, "title": title, "reasons": list(c.reasons), "captures": dict(c.captures)}
+            reasons = list(c.reasons)
+            if lang == "zh":
+                from .i18n import reason
+
+                reasons = [reason(r, lang) for r in reasons]
+            m = {"id": c.id, "score": c.score, "title": title, "reasons": reasons, "captures": dict(c.captures)}
             if rendered:
                 from .render import render_match
 

@@ -27,6 +27,13 @@ def test_explain_json_follows_the_interface():
     assert set(top) >= {"id", "score", "title", "reasons", "captures"} and 0 <= top["score"] <= 1
 
 
+def test_reasons_follow_the_answers_language():
+    data = json.loads(tbx("explain", str(PASTE), "--json", "--lang", "zh").stdout)
+    reasons = data["matches"][0]["reasons"]
+    assert data["matches"][0]["title"] == "对非标量张量调用 backward()"
+    assert any("模板完全匹配" in r for r in reasons) and not any("template" in r for r in reasons)
+
+
 def test_explain_in_chinese_and_english():
     zh = tbx("explain", str(PASTE), "--lang", "zh").stdout.decode()
     en = tbx("explain", str(PASTE), "--lang", "en").stdout.decode()
