@@ -12,6 +12,7 @@ _RULES = [
     (re.compile(r"^template matches the start of the message"), "报错信息的开头与模板匹配"),
     (re.compile(r"^template found inside the message"), "报错信息里包含这个模板"),
     (re.compile(r"^matches the opening of the template \(the rest of the message is missing\)"), "与模板的开头匹配（报错信息的其余部分缺失）"),
+    (re.compile(r"^the message is the beginning of the template \(the paste was cut\)"), "报错信息是模板的开头部分（粘贴时被截断了）"),
     (re.compile(r"^message similar to pattern \(([\d.]+)\)"), r"报错信息与模式相似（\1）"),
     (re.compile(r"; type (\S+) fits"), r"；异常类型 \1 相符"),
     (re.compile(r"; but the type (\S+) is not (\S+)"), r"；但异常类型 \1 不是 \2"),

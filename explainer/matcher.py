@@ -38,6 +38,7 @@ AMBIGUOUS_GAP = 0.06  # two candidates this close on a thin paste: say so
 MAX_CANDIDATE_PATTERNS = 24
 MAX_FUZZY_CHARS = 400  # a message's identifying words come first
 MIN_WORD_SHARE = 0.34
+MIN_CUT_CHARS = 24  # a cut message must keep this much of the template to count as its beginning
 MIN_FUZZY_TOKENS = 4
 MAX_REGEX_INPUT = 2000  # lazy placeholders make a failed match cost grow with the input: keep it short
 WRAPPER_PENALTY = 0.55
@@ -178,11 +179,14 @@ class Matcher:
                     m = p.head.match(msg) or p.head.match(first_line)
                     if m:
                         tier, base, why = 1, 0.88, "matches the opening of the template (the rest of the message is missing)"
-            if m:
+            if not m and len(norm) >= MIN_CUT_CHARS and p.normalized.startswith(norm):
+                # a paste cut inside the message ("... cannot be multi"): the template's own beginning
+                tier, base, why = 1, 0.86, "the message is the beginning of the template (the paste was cut)"
+            elif m:
                 caps = {k: v.strip() for k, v in m.groupdict().items() if v}
-            elif not p.fuzzy_ok or share < MIN_WORD_SHARE:
-                continue  # a generic pattern, or too few of its words here for a fuzzy match
-            else:
+            if tier != 1:
+                if not p.fuzzy_ok or share < MIN_WORD_SHARE:
+                    continue  # a generic pattern, or too few of its words here for a fuzzy match
                 sim = self._similarity(norm, p.normalized)
                 base = 0.93 * _sigmoid((sim - 0.74) * 16)
                 why = f"message similar to pattern ({sim:.2f})"

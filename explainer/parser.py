@@ -140,7 +140,7 @@ _REFLOW = _Lazy(
     r"|\s(?=Exception raised from )|\s(?=frame #\d+: )"
 )
 _FINAL_IN_FLAT = _Lazy(
-    r"(?<![\w.])((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning|Failed|Unsupported|Interrupt|Exit))[:：]\s"
+    r"(?<![\w.])((?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*?)?(?:Error|Exception|Warning|Exit|Interrupt|Failed|Unsupported|Missing|Timeout|Exceeded))[:：]\s"
 )
 
 
@@ -629,8 +629,12 @@ def _scan(lines: list[str], tags: list[str] | None = None) -> tuple[list[_Event]
         i += 1
     if pending_type and not any(e.exc_type == pending_type for e in events):
         add_exc(pending_type, None)
-    if frames and events and not events[-1].frames and events[-1].kind == "debugger":
-        events[-1].frames = frames[::-1]  # VS Code prints the stack after the message, innermost first
+    if frames and not events:
+        add_exc(None, None, kind="truncated")  # the paste was cut before the exception line
+    elif frames and not events[-1].frames:
+        # the stack printed after the message: VS Code (innermost first), or a paste put together
+        # as "error line, then the traceback"
+        events[-1].frames = frames[::-1] if events[-1].kind == "debugger" else frames
     return events, signals, hints
 
 

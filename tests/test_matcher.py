@@ -221,3 +221,19 @@ def test_parse_of_live_and_pasted_agree():
         live = from_exception(exc)
         pasted = parse_text("".join(traceback.format_exception(exc)))
     assert live == pasted
+
+
+def test_pastes_cut_at_the_bottom(index):
+    # cut inside the message: the template's own beginning
+    assert top(index, "RuntimeError: mat1 and mat2 shapes cannot be multi") == "matmul-shape-mismatch"
+    # cut where the twins still read the same: say so, show both
+    answer = explain_text("RuntimeError: grad can be implicitly created only for", index)
+    assert answer.ambiguous and {c.id for c in answer.matches[:2]} == {"backward-non-scalar-output", "backward-complex-output"}
+    # cut before the exception line: abstain, but keep the user's frame and the nearest entries
+    cut = (
+        '  File "/home/u/train.py", line 12, in <module>\n    loss.backward()\n'
+        '  File "/usr/lib/python3/site-packages/torch/autograd/__init__.py", line 203, in _make_grads'
+    )
+    data = explain_text(cut, index).as_json()
+    assert data["matches"] == [] and data["parsed"]["user_frame"]["code"] == "loss.backward()"
+    assert any(n["id"].startswith("backward-") for n in data["nearest"])  # the telling frame _make_grads
