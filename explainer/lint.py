@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import ast
 import re
-from pathlib import Path
 
 from .kb import LANGS, SECTIONS, Entry, read_all
 from .patterns import PatternError, compile_pattern, fill, template_fields

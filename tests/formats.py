@@ -79,7 +79,6 @@ def pytest_style(tb: str) -> str:
     final = _final_line(tb).split("\n")
     out = ["    def test_training():", ">       train()", "", "tests/test_train.py:12: "]
     out += [f"E       {l}" for l in final]
-    etype = final[0].split(":", 1)[0]
     out.append(f"FAILED tests/test_train.py::test_training - {final[0]}")
     return "\n".join(out)
 

@@ -19,7 +19,7 @@ OTHER_CELL = "d = {}\nd['missing']"
 
 @pytest.fixture()
 def shell(capsys):
-    IPython = pytest.importorskip("IPython")
+    pytest.importorskip("IPython")
     from IPython.core.interactiveshell import InteractiveShell
 
     sh = InteractiveShell.instance()
