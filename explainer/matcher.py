@@ -26,7 +26,6 @@ import re
 from collections import defaultdict
 from operator import itemgetter
 
-from rapidfuzz import fuzz
 
 from .model import Candidate, Parsed
 from .parser import _Lazy
@@ -155,10 +154,31 @@ class Matcher:
         norm = normalize(msg[: 2 * MAX_FUZZY_CHARS])[:MAX_FUZZY_CHARS]
         tkey = _type_key(exc_type)
         folded = msg.lower()
+
+        def add(p: _Pattern, tier: int, base: float, why: str, caps: dict, strong: bool) -> None:
+            eid = p.entry_id
+            types = self.types[eid]
+            if tkey is None:
+                base *= 0.96
+            elif tkey not in types and tkey != "python-baseexception":
+                if tier != 1:
+                    return  # fuzzy evidence only counts for compatible exception types
+                base *= 0.75
+                why += f"; but the type {exc_type} is not {'/'.join(sorted(types))}"
+            else:
+                why += f"; type {exc_type} fits"
+            base *= SOURCE_WEIGHT.get(kind, 0.85)
+            if kind != "final":
+                why += f" (from the {kind} exception)" if kind != "line" else " (from a signal line)"
+            prev = out.get(eid)
+            if prev is None or base > prev[0]:
+                out[eid] = (base, tier, [why], caps, strong)
+
+        fuzzy: list[tuple[_Pattern, float]] = []
+        settled = False  # a template matched the whole message with a fitting type
         for pi, share in self._candidate_patterns(norm):
             p = self.patterns[pi]
-            eid = p.entry_id
-            tier, base, why, caps, strong = 2, 0.0, "", {}, False
+            tier, base, why, strong = 2, 0.0, "", False
             m = None
             if p.required in folded:
                 m = p.rx.fullmatch(msg) or p.rx.fullmatch(first_line)
@@ -179,36 +199,22 @@ class Matcher:
                     m = p.head.match(msg) or p.head.match(first_line)
                     if m:
                         tier, base, why = 1, 0.88, "matches the opening of the template (the rest of the message is missing)"
-            if not m and len(norm) >= MIN_CUT_CHARS and p.normalized.startswith(norm):
+            if m:
+                add(p, tier, base, why, {k: v.strip() for k, v in m.groupdict().items() if v}, strong)
+                settled = settled or (base >= 0.95 and (tkey is None or tkey in self.types[p.entry_id]))
+            elif len(norm) >= MIN_CUT_CHARS and p.normalized.startswith(norm):
                 # a paste cut inside the message ("... cannot be multi"): the template's own beginning
-                tier, base, why = 1, 0.86, "the message is the beginning of the template (the paste was cut)"
-            elif m:
-                caps = {k: v.strip() for k, v in m.groupdict().items() if v}
-            if tier != 1:
-                if not p.fuzzy_ok or share < MIN_WORD_SHARE:
-                    continue  # a generic pattern, or too few of its words here for a fuzzy match
+                add(p, 1, 0.86, "the message is the beginning of the template (the paste was cut)", {}, False)
+            elif p.fuzzy_ok and share >= MIN_WORD_SHARE:
+                fuzzy.append((p, share))
+        # Fuzzy similarity tops out at 0.93: once a template matched the whole message it can only add
+        # lower-ranked alternatives, so it is skipped (and rapidfuzz is not even imported).
+        if not settled:
+            for p, _share in fuzzy:
                 sim = self._similarity(norm, p.normalized)
                 base = 0.93 * _sigmoid((sim - 0.74) * 16)
-                why = f"message similar to pattern ({sim:.2f})"
-            if base < 0.05:
-                continue
-            types = self.types[eid]
-            if tkey is None:
-                base *= 0.96
-            elif tkey not in types and tkey not in ("python-baseexception",):
-                if tier == 1:
-                    base *= 0.75
-                    why += f"; but the type {exc_type} is not {'/'.join(sorted(types))}"
-                else:
-                    continue  # fuzzy evidence only counts for compatible exception types
-            else:
-                why += f"; type {exc_type} fits"
-            base *= SOURCE_WEIGHT.get(kind, 0.85)
-            if kind != "final":
-                why += f" (from the {kind} exception)" if kind != "line" else " (from a signal line)"
-            prev = out.get(eid)
-            if prev is None or base > prev[0]:
-                out[eid] = (base, tier, [why], caps, strong)
+                if base >= 0.05:
+                    add(p, 2, base, f"message similar to pattern ({sim:.2f})", {}, False)
         return out
 
     @staticmethod
@@ -218,6 +224,8 @@ class Matcher:
         same words in another order count almost as much ("the shapes of mat1 and mat2 ...")."""
         if not message or not pattern:
             return 0.0
+        from rapidfuzz import fuzz  # imported on the first fuzzy comparison, not at start-up
+
         pattern = pattern[:MAX_FUZZY_CHARS]
         r = fuzz.ratio(message, pattern, score_cutoff=50) / 100.0
         if r < 0.9:
