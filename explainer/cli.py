@@ -269,11 +269,49 @@ def build_parser():
     return p
 
 
+def _quick_explain_args(argv: list[str]):
+    """``tbx explain [FILE|-] [--json] [--lang L] [--top N]`` read without argparse, whose import
+    (with gettext, locale and shutil) is a tenth of the explain path's start-up. Anything else, or
+    anything unusual, returns None and goes through argparse, which also gives the error messages."""
+    if not argv or argv[0] != "explain":
+        return None
+    import types
+
+    ns = types.SimpleNamespace(command="explain", file=None, json=False, lang="auto", top=3, func=cmd_explain)
+    rest = list(argv[1:])
+    while rest:
+        arg = rest.pop(0)
+        if arg == "--json":
+            ns.json = True
+        elif arg in ("--lang", "--top") and rest:
+            value = rest.pop(0)
+            if arg == "--lang":
+                if value not in ("en", "zh", "both", "auto"):
+                    return None
+                ns.lang = value
+            elif value.isdigit() and int(value) >= 1:
+                ns.top = int(value)
+            else:
+                return None
+        elif (arg == "-" or not arg.startswith("-")) and ns.file is None:
+            ns.file = arg
+        else:
+            return None
+    return ns
+
+
 def main(argv: list[str] | None = None) -> int:
+    args = _quick_explain_args(sys.argv[1:] if argv is None else argv)
+    if args is not None:
+        return _run(args)
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "top", 1) is not None and getattr(args, "top", 1) < 1:
         parser.error("--top must be at least 1")
+    return _run(args)
+
+
+def _run(args) -> int:
     try:
         return args.func(args)
     except UsageError as exc:

@@ -329,7 +329,7 @@ def _is_code(line: str) -> bool:
     return True
 
 
-_CJK_OR_FULLWIDTH = re.compile(r"[\u4e00-\u9fff，。？！；]")
+_CJK_OR_FULLWIDTH = _Lazy(r"[\u4e00-\u9fff，。？！；]")
 
 
 def _trim_commentary(first: str) -> str:

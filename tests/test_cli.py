@@ -136,3 +136,20 @@ def test_stale_index_is_rebuilt(tmp_path):
     shutil.copy(ROOT / "kb" / "backward-complex-output.md", kb)  # kb changed: the next start rebuilds
     second = json.loads(subprocess.run([sys.executable, "-m", "explainer", "list", "--json"], capture_output=True, cwd=ROOT, timeout=120, env=env).stdout)
     assert {e["id"] for e in second["entries"]} == {"backward-non-scalar-output", "backward-complex-output"}
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["explain"], ["explain", "-"], ["explain", "p.txt", "--json"], ["explain", "--lang", "zh", "p.txt"],
+     ["explain", "--top", "5", "--json", "--lang", "both"], ["explain", "--top", "0"], ["explain", "--lang", "fr"],
+     ["explain", "--lang=zh"], ["explain", "a", "b"], ["explain", "-h"], ["list"]],
+)
+def test_quick_explain_arguments_agree_with_argparse(argv):
+    """The explain fast path reads exactly what argparse reads, or hands over to argparse."""
+    from explainer.cli import _quick_explain_args, build_parser
+
+    quick = _quick_explain_args(argv)
+    if quick is None:
+        return  # argparse decides (and reports errors)
+    full = build_parser().parse_args(argv)
+    assert (quick.file, quick.json, quick.lang, quick.top) == (full.file, full.json, full.lang, full.top)
