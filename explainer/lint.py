@@ -232,5 +232,4 @@ def lint(kb_dir) -> dict[str, list[str]]:
     """Problems per entry id (entries without problems are included with an empty list)."""
     entries = read_all(kb_dir)
     ids = {e.id for e in entries}
-    report = {e.id: lint_entry(e, ids) for e in entries}
-    return report
+    return {e.id: lint_entry(e, ids) for e in entries}

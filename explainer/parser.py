@@ -356,10 +356,15 @@ def _continues(line: str) -> bool:
         return False
     if s.startswith(("Process finished with exit code", "python-BaseException", "During handling", "The above exception")):
         return False
-    m = _EXC_LINE.match(line)
-    if m and m.group("msg") is not None and _looks_like_type(m.group("type"), False):
+    if _is_exc_line(line):
         return False
     return bool(re.match(r"^(?:[A-Z][a-z]+ |\(\d\) |from user code:)", s))
+
+
+def _is_exc_line(line: str) -> bool:
+    """``Type: message`` where Type reads as an exception type: the start of another exception."""
+    m = _EXC_LINE.match(line)
+    return bool(m and m.group("msg") is not None and _looks_like_type(m.group("type"), False))
 
 
 def _looks_like_type(name: str, after_frames: bool) -> bool:
@@ -529,8 +534,8 @@ def _scan(lines: list[str], tags: list[str] | None = None) -> tuple[list[_Event]
                 msg = wm.group("msg")
             k = j + 1
             extra = []
-            while k < n and lines[k].strip() and not _is_structural(lines[k]) and not _TB_START.match(lines[k]) and len(extra) < 10:
-                if _EXC_LINE.match(lines[k]) and _looks_like_type((_EXC_LINE.match(lines[k]).group("type")), False) and ":" in lines[k]:
+            while k < n and lines[k].strip() and not _is_structural(lines[k]) and len(extra) < 10:
+                if _is_exc_line(lines[k]):
                     break
                 extra.append(lines[k].strip())
                 k += 1
@@ -554,8 +559,7 @@ def _scan(lines: list[str], tags: list[str] | None = None) -> tuple[list[_Event]
                 if nxt.startswith("warnings.warn") or _WARNING_LINE.match(nxt):
                     j += 1 if nxt.startswith("warnings.warn") else 0
                     break
-                em = _EXC_LINE.match(nxt)
-                if em and em.group("msg") is not None and _looks_like_type(em.group("type"), False):
+                if _is_exc_line(nxt):
                     break
                 msg_lines.append(nxt)
                 j += 1
@@ -591,9 +595,8 @@ def _scan(lines: list[str], tags: list[str] | None = None) -> tuple[list[_Event]
                 other_logger = bool(tags) and tags[j] != tags[i] and (tags[j] or not nxt.startswith((" ", "\t")))
                 if _is_structural(nxt) or other_logger or nxt.strip() == "python-BaseException":
                     break  # another logger's line (an indented one wraps the message), PyCharm's trailer
-                nm = _EXC_LINE.match(nxt)
                 opens_more = bool(msg_lines) and msg_lines[-1].rstrip().endswith(("raised:", "error:"))
-                if nm and nm.group("msg") is not None and _looks_like_type(nm.group("type"), False) and not nxt.startswith((" ", "\t")) and not opens_more:
+                if not opens_more and not nxt.startswith((" ", "\t")) and _is_exc_line(nxt):
                     break
                 if _WARNING_LINE.match(nxt.strip()) or _VSCODE.match(nxt):
                     break
