@@ -90,7 +90,9 @@ def run_one(req: dict, workdir: str) -> dict:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                exec(compile(req["code"], path, "exec"), namespace)
+                # optimize=0: asserts are compiled whatever the interpreter's -O level, so a fix
+                # whose assertion fails can never pass under PYTHONOPTIMIZE
+                exec(compile(req["code"], path, "exec", optimize=0), namespace)
             except BaseException as exc:  # noqa: BLE001 - reporting it is the point
                 tb = exc.__traceback__.tb_next if exc.__traceback__ else None
                 exc = exc.with_traceback(tb)
@@ -123,15 +125,21 @@ def run_one(req: dict, workdir: str) -> dict:
     return result
 
 
-def _reset_torch_state() -> None:
+def _reset_state(environ: dict[str, str]) -> None:
+    """What a snippet may have changed for the next one: environment variables, the default dtype
+    and device, grad mode (the working directory is restored by ``run_one``)."""
+    if os.environ != environ:
+        os.environ.clear()
+        os.environ.update(environ)
     torch = sys.modules.get("torch")
     if torch is None:
         return
-    try:
-        torch.set_grad_enabled(True)
-        torch.set_default_dtype(torch.float32)
-    except Exception:
-        pass
+    for reset in (lambda: torch.set_grad_enabled(True), lambda: torch.set_default_dtype(torch.float32),
+                  lambda: torch.set_default_device(None), lambda: torch.autograd.set_detect_anomaly(False)):
+        try:
+            reset()
+        except Exception:
+            pass
 
 
 def main() -> None:
@@ -145,6 +153,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="tbx-snippet-") as workdir:
         proto.write(json.dumps({"ready": True}) + "\n")
         proto.flush()
+        environ = dict(os.environ)
         for line in sys.stdin:
             if not line.strip():
                 continue
@@ -153,7 +162,7 @@ def main() -> None:
                 res = run_one(req, workdir)
             except BaseException as exc:  # noqa: BLE001
                 res = {"status": "error", "reason": f"worker failure: {exc!r}"}
-            _reset_torch_state()
+            _reset_state(environ)
             proto.write(json.dumps(res) + "\n")
             proto.flush()
 

@@ -149,13 +149,9 @@ def cmd_verify(args) -> int:
         if unknown:
             raise UsageError(f"no entry {sorted(unknown)[0]!r}")
         entries = [e for e in entries if e.id in set(args.ids)]
-    check = None
-    if not args.no_explain:
-        from .core import explain_check
-
-        check = explain_check(_index())
+    index = None if args.no_explain else _index()
     if args.json:
-        results = verify(entries, jobs=args.jobs, explain_check=check)
+        results = verify(entries, jobs=args.jobs, index=index)
         _print_json({"results": [r.as_json() for r in results]})
     else:
         from rich.progress import Progress
@@ -163,12 +159,12 @@ def cmd_verify(args) -> int:
         total = sum(1 for e in entries for s in e.snippets if s.role in ("repro", "fix"))
         with Progress(transient=True) as progress:
             task = progress.add_task("verifying", total=total)
-            results = verify(entries, jobs=args.jobs, explain_check=check, on_result=lambda r: progress.advance(task))
+            results = verify(entries, jobs=args.jobs, index=index, on_result=lambda r: r.role in ("repro", "fix") and progress.advance(task))
         for r in results:
             if r.status != "pass":
                 print(f"{r.status.upper():<5} {r.id} {r.snippet}: {r.reason}")
         counts = {s: sum(1 for r in results if r.status == s) for s in ("pass", "fail", "skip")}
-        print(f"{len(results)} snippets: {counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped")
+        print(f"{len(results)} checks of {total} snippets: {counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped")
     return EXIT_FAILED if any(r.status == "fail" for r in results) else EXIT_OK
 
 

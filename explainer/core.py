@@ -23,7 +23,15 @@ class Answer(_Record):
         m = self.matches
         return len(m) > 1 and m[0].score - m[1].score < AMBIGUOUS_GAP and not self.parsed.frames
 
+    def advice(self, cand: Candidate, live: dict | None = None) -> dict:
+        """Causes and fixes of ``cand`` ranked for this paste (:func:`explainer.advise.advise`)."""
+        from .advise import advise
+
+        return advise(self.index.entry(cand.id) or {}, self.parsed, cand.captures, live=live)
+
     def as_json(self, *, lang: str = "en", rendered: bool = False) -> dict:
+        from .advise import as_json as advise_json
+
         out_matches = []
         for c in self.matches:
             e = self.index.entries[c.id]
@@ -34,6 +42,7 @@ class Answer(_Record):
 
                 reasons = [reason(r, lang) for r in reasons]
             m = {"id": c.id, "score": c.score, "title": title, "reasons": reasons, "captures": dict(c.captures)}
+            m.update(advise_json(self.advice(c), lang))
             if rendered:
                 from .render import render_match
 

@@ -15,7 +15,7 @@ import sqlite3
 
 from .normalize import cjk_bigrams
 
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "6"
 _JSON_COLUMNS = ("exception_types", "frames", "signals", "excludes")
 
 
@@ -50,14 +50,28 @@ def entry_doc(e) -> dict:
         "explanation": e.explanation,
         "debugging": e.debugging,
         "causes": e.causes,
-        "fixes": [
-            {k: v for k, v in f.items() if k != "fix_snippets"} | {"template": (f["templates"] or [""])[0]}
-            for f in e.fixes
-        ],
+        "fixes": [_fix_doc(e, f) for f in e.fixes],
         "docs": e.meta.get("docs", []),
         "related": e.meta.get("related", []),
         "exception_types": e.meta.get("exception_types", []),
         "patterns": e.meta.get("patterns", []),
+    }
+
+
+def _fix_doc(e, f: dict) -> dict:
+    """A fix as the answer needs it: texts, causes, its rewrite or template, the reproducer lines its
+    generic example is made from, and whether a snippet that runs without special hardware tests it."""
+    exercised = e.exercising(f)
+    if f["rewrites"]:
+        tested = [s for s, _, _ in exercised]
+    else:
+        tested = f["fix_snippets"]
+    doc = {k: v for k, v in f.items() if k not in ("fix_snippets", "templates", "rewrites")}
+    return doc | {
+        "template": (f["templates"] or [""])[0],
+        "rewrite": (f["rewrites"] or [None])[0],
+        "example_lines": [s.code.split("\n")[s.error_line - 1].strip() for s, _, _ in exercised],
+        "verified": any(not s.requires for s in tested),
     }
 
 

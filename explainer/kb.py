@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 LANGS = ("en", "zh")
-ROLES = ("repro", "fix", "template")
+ROLES = ("repro", "fix", "template")  # ```python ROLE``` fences
+SNIPPET_ROLES = (*ROLES, "rewrite", "evidence")  # also ```rewrite``` and ```toml evidence```
 SECTIONS = ("Summary", "Explanation", "Causes", "Fixes", "Reproducer", "Debugging")
 
 
@@ -25,6 +26,34 @@ class Snippet:
     group: str = ""  # the cause/fix slug it sits under
 
     @property
+    def error_line(self) -> int | None:
+        """1-based line of a reproducer marked ``# error`` (the line that raises), or None."""
+        marked = [i for i, l in enumerate(self.code.split("\n"), 1) if _ERROR_MARK.search(l)]
+        return marked[0] if len(marked) == 1 else None
+
+    @property
+    def fix_lines(self) -> dict[int, str | None]:
+        """Lines of a fix marked ``# fix`` -> the line they replace (``# fix: ORIGINAL``), None to delete."""
+        out: dict[int, str | None] = {}
+        for i, l in enumerate(self.code.split("\n"), 1):
+            m = _FIX_MARK.search(l)
+            if m:
+                out[i] = m.group(1).strip() if m.group(1) else None
+        return out
+
+    def reverted(self) -> str:
+        """The fix with its marked lines put back as they were before the fix."""
+        lines = self.code.split("\n")
+        out = []
+        for i, l in enumerate(lines, 1):
+            original = self.fix_lines.get(i, "")
+            if original == "":
+                out.append(l)
+            elif original is not None:
+                out.append(l[: len(l) - len(l.lstrip())] + original)
+        return "\n".join(out)
+
+    @property
     def requires(self) -> list[str]:
         return [r for r in self.options.get("requires", "").split(",") if r]
 
@@ -34,6 +63,10 @@ class Snippet:
             return float(self.options.get("timeout", "60"))
         except ValueError:
             return 60.0
+
+
+_ERROR_MARK = re.compile(r"#\s*error\b")
+_FIX_MARK = re.compile(r"#\s*fix\b(?::(.*))?$")
 
 
 @dataclass
@@ -52,6 +85,39 @@ class Entry:
     @property
     def id(self) -> str:
         return self.path.stem
+
+    @property
+    def repros(self) -> list[Snippet]:
+        return [s for s in self.snippets if s.role == "repro"]
+
+    def repro_cause(self, s: Snippet) -> str:
+        """The cause a reproducer shows: its ``cause=`` option, else the first cause."""
+        return s.options.get("cause") or (self.causes[0]["slug"] if self.causes else "")
+
+    def exercising(self, fix: dict) -> list[tuple[Snippet, str, str]]:
+        """(reproducer, kind, code) for each reproducer a rewrite fix is tested on: those showing
+        one of the fix's causes whose ``# error`` line the rewrite applies to. Values the message
+        would give are stood in for by ``1`` here; ``tbx verify`` applies the real ones."""
+        from .rewrite import RewriteError, apply, code_values, parse_ops
+
+        if not fix.get("rewrites"):
+            return []
+        try:
+            ops = parse_ops(fix["rewrites"][0])
+        except RewriteError:
+            return []
+        names = {m.group(1) for m in re.finditer(r"\{([A-Za-z_]\w*)[|}]", fix["rewrites"][0])}
+        causes = set(fix.get("causes") or [c["slug"] for c in self.causes])
+        out = []
+        for s in self.repros:
+            n = s.error_line
+            if n is None or self.repro_cause(s) not in causes:
+                continue
+            line = s.code.split("\n")[n - 1]
+            res = apply(ops, line, {**{k: "1" for k in names}, **code_values(line)})
+            if res:
+                out.append((s, *res))
+        return out
 
 
 def split_front_matter(text: str) -> tuple[str, str, int]:
@@ -75,6 +141,17 @@ def parse_info(info: str) -> tuple[str, str, dict[str, str]]:
         key, _, value = w.partition("=")
         opts[key] = value
     return lang, role, opts
+
+
+def fence_role(info: str) -> tuple[str, str, dict[str, str]]:
+    """(lang, role, options) of a fence: ``python ROLE ...``, ``rewrite ...`` (role rewrite) or
+    ``toml evidence`` (role evidence); the role is '' for any other fence."""
+    lang, role, opts = parse_info(info)
+    if lang == "rewrite":
+        return lang, "rewrite", parse_info("rewrite rewrite " + info.partition("rewrite")[2])[2]
+    if lang == "toml" and role == "evidence":
+        return lang, role, opts
+    return lang, (role if lang == "python" and role in ROLES else ""), opts  # '' also for an unknown role
 
 
 def _title_and_body(block: str) -> tuple[str, str]:
@@ -130,12 +207,13 @@ def read_entry(path: Path) -> Entry:
                 order.append(cursor_key)
             cursor_start = tok.map[1]
         elif tok.type == "fence" and tok.map:
-            lang, role, opts = parse_info(tok.info)
-            if lang == "python" and role in ROLES:
+            lang, role, opts = fence_role(tok.info)
+            if role in SNIPPET_ROLES:
                 entry.snippets.append(
                     Snippet(role=role, code=tok.content, options=opts, line=first + tok.map[0], group=h3 or "")
                 )
-            elif lang == "python" and role:
+            elif lang == "python" and len(tok.info.split()) > 1:
+                role = tok.info.split()[1]
                 entry.problems.append(f"line {first + tok.map[0]}: unknown snippet role {role!r} (use {', '.join(ROLES)})")
     close(len(lines))
 
@@ -156,9 +234,23 @@ def read_entry(path: Path) -> Entry:
                 title, text = _title_and_body(prose((section, slug, lang)))
                 item[lang] = text
                 item[f"title_{lang}"] = title
+            mine = [s for s in entry.snippets if s.group == slug]
             if section == "Fixes":
-                item["templates"] = [s.code for s in entry.snippets if s.group == slug and s.role == "template"]
-                item["fix_snippets"] = [s for s in entry.snippets if s.group == slug and s.role == "fix"]
+                code = [s for s in mine if s.role in ("template", "rewrite")]
+                item["templates"] = [s.code for s in mine if s.role == "template"]
+                item["rewrites"] = [s.code for s in mine if s.role == "rewrite"]
+                item["causes"] = [c for c in (code[0].options.get("causes", "").split(",") if code else []) if c]
+                item["fix_snippets"] = [s for s in mine if s.role == "fix"]
+            else:
+                item["evidence"] = None
+                fences = [s for s in mine if s.role == "evidence"]
+                if len(fences) > 1:
+                    entry.problems.append(f"## Causes / ### {slug}: one 'toml evidence' fence at most")
+                if fences:
+                    try:
+                        item["evidence"] = tomllib.loads(fences[0].code)
+                    except tomllib.TOMLDecodeError as exc:
+                        entry.problems.append(f"line {fences[0].line}: evidence is not valid TOML: {exc}")
             target.append(item)
     return entry
 

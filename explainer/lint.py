@@ -8,8 +8,10 @@ from __future__ import annotations
 import ast
 import re
 
+from .evidence import validate as validate_evidence
 from .kb import LANGS, SECTIONS, Entry, read_all
-from .patterns import PatternError, compile_pattern, fill, template_fields
+from .patterns import PatternError, compile_pattern, fill, placeholders, template_fields
+from .rewrite import RewriteError, parse_ops
 
 CATEGORIES = {
     "autograd", "shape", "dtype", "device", "cuda", "memory", "data", "serialization",
@@ -18,7 +20,8 @@ CATEGORIES = {
 KINDS = {"error", "warning", "log"}
 CODE_VALUES = {"code", "target", "call", "receiver", "arg0", "arg1"}
 REQUIREMENTS = re.compile(r"^(cuda|multi-gpu|mps|linux|windows|macos|torchvision|triton|numpy<2|torch(>=|<|==)[0-9.]+)$")
-SNIPPET_OPTIONS = {"raises", "warns", "logs", "requires", "isolated", "timeout"}
+SNIPPET_OPTIONS = {"raises", "warns", "logs", "requires", "isolated", "timeout", "cause", "causes"}
+MIN_EXERCISED = 2  # reproducers each rewrite is applied to and run on by ``tbx verify``
 _ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _HAN = re.compile(r"[\u4e00-\u9fff]")
 
@@ -149,6 +152,7 @@ def _lint_body(entry: Entry) -> list[str]:
             if kind == "Fixes":
                 out += _lint_fix(entry, item, where)
     out += _lint_snippets(entry)
+    out += _lint_prose(entry)
     return out
 
 
@@ -156,18 +160,43 @@ def _strip_comment(line: str) -> str:
     return re.sub(r"\s+#.*$", "", line).strip()
 
 
+def _captures(entry: Entry) -> set[str]:
+    names: set[str] = set()
+    for p in entry.meta.get("patterns", []) or []:
+        if isinstance(p, str):
+            names |= set(placeholders(p))
+    return names
+
+
 def _lint_fix(entry: Entry, fix: dict, where: str) -> list[str]:
     out: list[str] = []
-    if len(fix["templates"]) != 1:
-        out.append(f"{where}: needs exactly one 'python template' fence")
-    if not fix["fix_snippets"]:
-        out.append(f"{where}: needs at least one 'python fix' fence that the tests execute")
-    captures: set[str] = set()
-    for p in entry.meta.get("patterns", []) or []:
+    code = len(fix["templates"]) + len(fix["rewrites"])
+    if code != 1:
+        out.append(f"{where}: needs exactly one 'rewrite' fence (a change of the failing line) or one 'python template' fence (an example shown as advice)")
+    slugs = [c["slug"] for c in entry.causes]
+    if len(slugs) > 1 and not fix["causes"]:
+        out.append(f"{where}: name the causes this fix addresses on its fence, e.g. 'causes={slugs[0]}'")
+    for c in fix["causes"]:
+        if c not in slugs:
+            out.append(f"{where}: causes= names {c!r}, which is not a cause of this entry ({', '.join(slugs)})")
+    captures = _captures(entry)
+    if fix["rewrites"]:
         try:
-            captures |= set(compile_pattern(p).groupindex)
-        except (PatternError, re.error, TypeError):
-            pass
+            parse_ops(fix["rewrites"][0])
+        except RewriteError as exc:
+            out.append(f"{where}: rewrite {exc}")
+        else:
+            n = len(entry.exercising(fix))
+            if n < MIN_EXERCISED:
+                out.append(f"{where}: the rewrite applies to {n} reproducer(s) showing its causes; it must be tested on at least {MIN_EXERCISED} (add reproducer variants with 'cause=' and a '# error' line it changes)")
+        for name, _default in template_fields(fix["rewrites"][0]):
+            if name not in CODE_VALUES and name not in captures:
+                out.append(f"{where}: rewrite placeholder {{{name}}} is neither a code value ({', '.join(sorted(CODE_VALUES))}) nor captured by a pattern")
+    if fix["templates"] and not fix["fix_snippets"]:
+        out.append(f"{where}: a template fix needs at least one 'python fix' fence that the tests execute")
+    for s in fix["fix_snippets"]:
+        if not s.fix_lines:
+            out.append(f"line {s.line}: mark the fix's own lines with '# fix' (deleted when reverted) or '# fix: ORIGINAL' (the line before the fix); the necessity check runs the snippet without them and it must fail")
     for template in fix["templates"]:
         fields = template_fields(template)
         for name, default in fields:
@@ -178,20 +207,59 @@ def _lint_fix(entry: Entry, fix: dict, where: str) -> list[str]:
             elif name not in CODE_VALUES and default is None:
                 out.append(f"{where}: template placeholder {{{name}}} needs a default for pastes that do not show it")
         filled = fill(template, {})
+        try:
+            ast.parse(filled)
+        except SyntaxError as exc:
+            out.append(f"{where}: the template filled with its defaults is not valid Python: {exc.msg}")
         fix_lines = {_strip_comment(l) for s in fix["fix_snippets"] for l in s.code.split("\n")}
         fix_text = "\n".join(fix_lines)
         for line in filled.split("\n"):
-            code = _strip_comment(line)
-            if code and not code.startswith("#") and code not in fix_lines and code not in fix_text:
-                out.append(f"{where}: template line {code!r}, filled with its defaults, is not in any 'python fix' snippet of this fix")
+            code_line = _strip_comment(line)
+            if code_line and not code_line.startswith("#") and code_line not in fix_lines and code_line not in fix_text:
+                out.append(f"{where}: template line {code_line!r}, filled with its defaults, is not in any 'python fix' snippet of this fix")
+    return out
+
+
+_PROSE_FIELD = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)(\|[^{}\n]*)?\}(?!\})")
+
+
+def _lint_prose(entry: Entry) -> list[str]:
+    """Placeholders in the entry's text must be filled on every surface: each names a value and has
+    the words used when the paste does not give it; a capture's bare name in backticks is a leftover."""
+    out: list[str] = []
+    captures = _captures(entry)
+    texts = [("## Summary", entry.summary), ("## Explanation", entry.explanation), ("## Debugging", entry.debugging)]
+    texts += [(f"## Causes / ### {c['slug']}", c) for c in entry.causes] + [(f"## Fixes / ### {f['slug']}", f) for f in entry.fixes]
+    for where, block in texts:
+        for lang in LANGS:
+            text = block.get(lang) or ""
+            for m in _PROSE_FIELD.finditer(text):
+                if m.group(1) not in captures and m.group(1) not in CODE_VALUES:
+                    out.append(f"{where} / {lang}: {{{m.group(1)}}} is not captured by a pattern")
+                elif not m.group(2):
+                    out.append(f"{where} / {lang}: {{{m.group(1)}}} needs the words to show when the paste lacks it: {{{m.group(1)}|...}}")
+            for name in captures:
+                if f"`{name}`" in text:
+                    out.append(f"{where} / {lang}: `{name}` is a placeholder's name; write {{{name}|words for it}} so the answer shows the value")
+    for c in entry.causes:
+        ev = c.get("evidence")
+        if ev is not None:
+            for problem in validate_evidence(ev):
+                out.append(f"## Causes / ### {c['slug']}: evidence {problem}")
     return out
 
 
 def _lint_snippets(entry: Entry) -> list[str]:
     out: list[str] = []
-    repros = [s for s in entry.snippets if s.role == "repro"]
-    if len(repros) != 1:
-        out.append(f"## Reproducer: needs exactly one 'python repro' fence (found {len(repros)})")
+    repros = entry.repros
+    if not repros:
+        out.append("## Reproducer: needs at least one 'python repro' fence")
+    slugs = {c["slug"] for c in entry.causes}
+    for s in repros:
+        if "raises" in s.options and s.error_line is None:
+            out.append(f"line {s.line} (repro): mark the one line that raises with a trailing '# error' comment")
+        if s.options.get("cause") and s.options["cause"] not in slugs:
+            out.append(f"line {s.line} (repro): cause={s.options['cause']!r} is not a cause of this entry")
     for s in entry.snippets:
         where = f"line {s.line} ({s.role})"
         for key in s.options:
@@ -200,7 +268,7 @@ def _lint_snippets(entry: Entry) -> list[str]:
         for req in s.requires:
             if not REQUIREMENTS.match(req):
                 out.append(f"{where}: unknown requirement {req!r}")
-        if s.role == "template":
+        if s.role in ("template", "rewrite", "evidence"):
             continue
         try:
             tree = ast.parse(s.code)
@@ -223,7 +291,7 @@ def _lint_snippets(entry: Entry) -> list[str]:
             except ValueError:
                 out.append(f"{where}: timeout must be a number of seconds")
     for s in entry.snippets:
-        if s.role in ("fix", "template") and not s.group:
+        if s.role in ("fix", "template", "rewrite") and not s.group:
             out.append(f"line {s.line}: '{s.role}' fences belong under a '### <slug>' fix")
     return out
 

@@ -77,15 +77,15 @@ def fill(template: str, values: dict[str, str]) -> str:
             return value
         return default if default is not None else m.group(0)
 
-    return _FILL.sub(sub, template).replace("{{", "{").replace("}}", "}")
+    return FILL_FIELD.sub(sub, template).replace("{{", "{").replace("}}", "}")
 
 
-_FILL = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)(?:\|([^{}\n]*))?\}(?!\})")
+FILL_FIELD = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)(?:\|([^{}\n]*))?\}(?!\})")
 
 
 def template_fields(template: str) -> list[tuple[str, str | None]]:
     """(name, default) for each placeholder of a fix template."""
-    return [(m.group(1), m.group(2)) for m in _FILL.finditer(template)]
+    return [(m.group(1), m.group(2)) for m in FILL_FIELD.finditer(template)]
 
 
 def pattern_features(raw: str, normalized: str) -> dict:

@@ -5,9 +5,8 @@ The language is chosen here, at render time; the analysis result never holds it.
 
 from __future__ import annotations
 
-import ast
-
 from .patterns import fill
+from .rewrite import code_values
 
 LABELS = {
     "en": {"where": "Where", "why": "Why", "causes": "Likely causes", "fixes": "Fixes", "debug": "Check",
@@ -19,40 +18,6 @@ LABELS = {
            "nearest": "最接近的条目", "ambiguous": "有两个条目都差不多符合这条报错信息，请贴出完整的 traceback 以便区分。",
            "other": "也可能是"},
 }
-
-
-def code_values(line: str | None) -> dict[str, str]:
-    """Names in the user's code line, read with ``ast`` (never executed)."""
-    out: dict[str, str] = {}
-    if not line:
-        return out
-    text = line.strip()
-    out["code"] = text
-    if len(text) > 500:
-        return out
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return out
-    if not tree.body:
-        return out
-    stmt = tree.body[0]
-    value = getattr(stmt, "value", None)
-    if isinstance(stmt, ast.Assign) and stmt.targets:
-        out["target"] = ast.unparse(stmt.targets[0])
-    elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
-        out["target"] = ast.unparse(stmt.target)
-    call = value if isinstance(value, ast.Call) else next((n for n in ast.walk(stmt) if isinstance(n, ast.Call)), None)
-    try:
-        if call is not None:
-            out["call"] = ast.unparse(call.func)
-            if isinstance(call.func, ast.Attribute):
-                out["receiver"] = ast.unparse(call.func.value)
-            for i, arg in enumerate(call.args[:2]):
-                out[f"arg{i}"] = ast.unparse(arg)
-    except (RecursionError, MemoryError, ValueError):
-        pass
-    return out
 
 
 def _user_code(parsed) -> str | None:

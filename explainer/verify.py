@@ -103,7 +103,8 @@ class Worker:
 
 def snippet_label(entry: Entry, s: Snippet) -> str:
     if s.role == "repro":
-        return "repro"
+        n = entry.repros.index(s) + 1 if s in entry.repros else 1
+        return "repro" if n == 1 else f"repro#{n}"
     n = sum(1 for x in entry.snippets if x.group == s.group and x.role == s.role and x.line < s.line) + 1
     return f"{s.role}:{s.group}#{n}"
 
@@ -112,9 +113,41 @@ def executable(entry: Entry) -> list[Snippet]:
     return [s for s in entry.snippets if s.role in ("repro", "fix")]
 
 
-def _request(entry: Entry, s: Snippet) -> dict:
+def _request(entry: Entry, s: Snippet, code: str | None = None) -> dict:
     name = f"{entry.id.replace('-', '_')}_{s.role}_{s.line}"
-    return {"code": s.code, "name": name, "requires": s.requires}
+    return {"code": s.code if code is None else code, "name": name, "requires": s.requires}
+
+
+def _matches_entry(entry: Entry, text: str) -> bool:
+    """Whether ``text`` is this entry's error (any of its patterns found in it)."""
+    for p in entry.meta.get("patterns", []):
+        try:
+            if compile_pattern(p).search(text[:4000]):
+                return True
+        except (ValueError, TypeError):
+            continue
+    return False
+
+
+def check_reverted(entry: Entry, res: dict) -> tuple[str, str]:
+    """A fix with its marked lines reverted must fail: the entry's error (or warning, or log line)
+    comes back, or the fix's own assertion fails. Anything else means the fix lines are not what
+    makes it work."""
+    if res["status"] == "skip":
+        return "skip", res["reason"]
+    if res["status"] != "ok":
+        return "fail", f"reverted: {res['reason']}"
+    exc = res.get("exc")
+    if exc:
+        if exc["type"] == "AssertionError" or _matches_entry(entry, exc["message"]):
+            return "pass", ""
+        return "fail", f"reverted, it raised {exc['qualname']}: {exc['message'][:200]} instead of the entry's error or an assertion"
+    for w in res.get("warnings", []):
+        if _matches_entry(entry, w["message"]):
+            return "pass", ""
+    if any(_matches_entry(entry, line) for line in res.get("output", "").splitlines() + res.get("logs", [])):
+        return "pass", ""
+    return "fail", "it still passes with its '# fix' lines reverted: they are not what makes it work"
 
 
 def check(entry: Entry, s: Snippet, res: dict) -> tuple[str, str, str]:
@@ -158,13 +191,7 @@ def check(entry: Entry, s: Snippet, res: dict) -> tuple[str, str, str]:
 def run_snippet(entry: Entry, s: Snippet, worker: Worker, explain_check=None) -> Result:
     """Execute one snippet in ``worker`` and check it against its label."""
     started = time.perf_counter()
-    try:
-        res = worker.run(_request(entry, s), s.timeout)
-    except RuntimeError as exc:
-        res = {"status": "error", "reason": str(exc)}
-    finally:
-        if "isolated" in s.options:
-            worker.close()
+    res = _run(worker, entry, s)
     status, reason, paste = check(entry, s, res)
     if status == "pass" and s.role == "repro" and explain_check is not None:
         problem = explain_check(entry, paste)
@@ -173,15 +200,84 @@ def run_snippet(entry: Entry, s: Snippet, worker: Worker, explain_check=None) ->
     return Result(entry.id, snippet_label(entry, s), s.role, status, reason, round(time.perf_counter() - started, 3), paste)
 
 
+def _run(worker: Worker, entry: Entry, s: Snippet, code: str | None = None) -> dict:
+    try:
+        return worker.run(_request(entry, s, code), s.timeout)
+    except RuntimeError as exc:
+        return {"status": "error", "reason": str(exc)}
+    finally:
+        if "isolated" in s.options:
+            worker.close()
+
+
+def run_checks(entry: Entry, s: Snippet, worker: Worker, index=None) -> list[Result]:
+    """Every check of one snippet. A fix: it runs clean, and fails with its ``# fix`` lines reverted.
+    A reproducer: it raises as declared and (with ``index``) its real traceback is explained as this
+    entry; then each rewrite tested on it is applied to its ``# error`` line as the answer would
+    apply it and must make it run to the end, and so must the first fix the answer shows for it."""
+    from .core import explain_check
+
+    first = run_snippet(entry, s, worker, explain_check(index) if index is not None else None)
+    results = [first]
+    if s.role == "fix" and s.fix_lines and first.status != "skip":
+        started = time.perf_counter()
+        status, reason = check_reverted(entry, _run(worker, entry, s, s.reverted()))
+        results.append(Result(entry.id, "revert:" + first.snippet, "revert", status, reason, round(time.perf_counter() - started, 3)))
+    if s.role == "repro" and index is not None and first.status == "pass" and "raises" in s.options:
+        results += _rewrite_checks(entry, s, worker, index, first)
+    return results
+
+
+def _rewrite_checks(entry: Entry, s: Snippet, worker: Worker, index, repro: Result) -> list[Result]:
+    from .core import explain_text
+    from .rewrite import apply_to_source
+
+    out: list[Result] = []
+    answer = explain_text(repro.paste, index, top=3)
+    uf = answer.parsed.user_frame
+    if uf is None or uf.line != s.error_line:
+        got = f"line {uf.line}" if uf and uf.line else "no line of the snippet"
+        return [Result(entry.id, "mark@" + repro.snippet, "rewrite", "fail", f"'# error' is on line {s.error_line}, but its traceback fails at {got}")]
+    advice = answer.advice(answer.matches[0])
+    by_id = {f["id"]: f for f in advice["fixes"]}
+    tested = {f["slug"] for f in entry.fixes if any(x is s for x, _, _ in entry.exercising(f))}
+    first = next((f for f in advice["fixes"] if f["applies"]), None)
+    runs = [(slug, "rewrite") for slug in sorted(tested)]
+    if first and first["id"] not in tested:
+        runs.append((first["id"], "first-fix"))
+    for slug, role in runs:
+        started = time.perf_counter()
+        label = f"{role}:{slug}@{repro.snippet}"
+        fix = by_id.get(slug)
+        if not fix or not fix["applies"]:
+            out.append(Result(entry.id, label, role, "fail", "the rewrite does not apply to this reproducer's real traceback"))
+            continue
+        patched = apply_to_source(s.code, s.error_line, fix["applies"]["kind"], fix["code"])
+        res = _run(worker, entry, s, patched)
+        exc = res.get("exc")
+        if res["status"] == "skip":
+            status, reason = "skip", res["reason"]
+        elif res["status"] != "ok":
+            status, reason = "fail", res["reason"]
+        elif exc:
+            status, reason = "fail", f"with {fix['code']!r} at line {s.error_line} it raised {exc['qualname']}: {exc['message'][:200]}"
+        else:
+            status, reason = "pass", ""
+        if role == "first-fix" and status == "fail":
+            reason = "the first fix the answer shows for this reproducer does not fix it: " + reason
+        out.append(Result(entry.id, label, role, status, reason, round(time.perf_counter() - started, 3)))
+    return out
+
+
 def verify(
     entries: Iterable[Entry],
     *,
     jobs: int = 2,
     on_result: Callable[[Result], None] | None = None,
-    explain_check: Callable[[Entry, str], str | None] | None = None,
+    index=None,
 ) -> list[Result]:
-    """Run every executable snippet of ``entries``. ``explain_check(entry, paste)`` returns a failure
-    reason when the reproducer's real output is not explained as its own entry."""
+    """Run every check of every executable snippet of ``entries`` (see :func:`run_checks`); with
+    ``index``, reproducers are also explained and the rewrites applied to them."""
     tasks = [(e, s) for e in entries for s in executable(e)]
     local = threading.local()
     workers: list[Worker] = []
@@ -196,16 +292,17 @@ def verify(
                 workers.append(local.worker)
         return local.worker
 
-    def run(task: tuple[Entry, Snippet]) -> Result:
+    def run(task: tuple[Entry, Snippet]) -> list[Result]:
         entry, s = task
-        result = run_snippet(entry, s, worker_for(s), explain_check)
+        results = run_checks(entry, s, worker_for(s), index)
         if on_result:
-            on_result(result)
-        return result
+            for r in results:
+                on_result(r)
+        return results
 
     try:
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            return list(pool.map(run, tasks))
+            return [r for rs in pool.map(run, tasks) for r in rs]
     finally:
         for w in workers:
             w.close()

@@ -1,0 +1,151 @@
+"""Causes and fixes of one matched entry, ranked for this paste and filled with the user's code.
+
+For each cause, its evidence (:mod:`explainer.evidence`) is checked against the paste: findings
+that point to it rank it up, a finding that rules it out ranks it last. Each fix addresses some
+causes; it ranks with the best of them, a fix whose causes are all ruled out is never first, and of
+two fixes for the same cause the one that applies to the user's line comes first. A fix's code is
+its rewrite applied to the user's failing line (:mod:`explainer.rewrite`); where the rewrite does not
+apply, or the fix is a change elsewhere, the code is the entry's example (filled with the values
+the message gives) and ``applies`` is None: advice, never a half-filled line.
+
+Everything here is language-neutral: texts come in both languages and the surfaces pick one.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .evidence import Context, assess
+from .patterns import FILL_FIELD, fill, template_fields
+from .rewrite import apply, code_values, parse_ops
+
+
+def values_for(parsed, captures: dict, live: dict | None = None) -> dict[str, str]:
+    """The values fixes and evidence are filled from: the user's line, the message, the live frame."""
+    uf = parsed.user_frame
+    values = code_values(uf.code if uf else None)
+    values.update({k: v for k, v in captures.items() if v})
+    if live:
+        values.update({k: v for k, v in live.items() if v not in (None, "")})
+    return values
+
+
+def _parses(code: str) -> bool:
+    try:
+        ast.parse(code)
+        return True
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+
+
+def _example(fix: dict, values: dict[str, str]) -> str | None:
+    """The generic example of a fix: its rewrite applied to a reproducer's line (with the message's
+    values where it uses them), or its template filled; None when nothing valid comes out."""
+    if fix.get("rewrite"):
+        ops = parse_ops(fix["rewrite"])
+        message_values = {k: v for k, v in values.items() if k not in _CODE_KEYS}
+        for line in fix.get("example_lines", ()):
+            res = apply(ops, line, {**code_values(line), **message_values})
+            if res:
+                return res[1]
+        return None
+    template = fix.get("template") or ""
+    if not template.strip():
+        return None
+    code = fill(template, values).rstrip()
+    if _parses(code) and not template_fields(code):
+        return code
+    code = fill(template, {}).rstrip()  # the defaults: the tested example itself
+    return code if _parses(code) else None
+
+
+_CODE_KEYS = frozenset({"code", "target", "call", "receiver", "arg0", "arg1"})
+
+
+def code_span(value: str) -> str:
+    """``value`` as a Markdown code span that nothing in it can close (a longer backtick fence)."""
+    text = " ".join(str(value).split())[:200]
+    run = longest = 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def fill_text(text: str, values: dict[str, str]) -> str:
+    """Fill ``{name|default}`` placeholders of an entry's prose: a value from the paste goes in as
+    a code span (it can never become a link, an image or markup), a missing one takes the default."""
+    if "{" not in text:
+        return text
+
+    def sub(m) -> str:
+        value = values.get(m.group(1))
+        if value:
+            return code_span(value)
+        return m.group(2) if m.group(2) is not None else m.group(1).replace("_", " ")
+
+    return FILL_FIELD.sub(sub, text).replace("{{", "{").replace("}}", "}")
+
+
+def advise(doc: dict, parsed, captures: dict, *, live: dict | None = None) -> dict:
+    """``{"causes": [...], "fixes": [...]}`` ranked best first, for the entry ``doc`` (the index's
+    full entry) and this paste. Texts are ``{"en", "zh"}`` pairs."""
+    values = values_for(parsed, captures, live)
+    ctx = Context(parsed, values)
+    uf = parsed.user_frame
+    causes = []
+    for i, c in enumerate(doc.get("causes", ())):
+        found, ruled_out = assess(c.get("evidence"), ctx)
+        support = [f for f in found if not f.get("against")]
+        causes.append({
+            "id": c["slug"], "title": {"en": c.get("title_en", ""), "zh": c.get("title_zh", "")},
+            "text": {"en": c.get("en", ""), "zh": c.get("zh", "")},
+            "evidence": [{"en": fill_text(f["en"], values), "zh": fill_text(f["zh"], values)} for f in found],
+            "ruled_out": ruled_out, "_key": (ruled_out, -len(support), i),
+        })
+    causes.sort(key=lambda c: c["_key"])
+    rank = {c["id"]: n for n, c in enumerate(causes)}
+    ruled = {c["id"] for c in causes if c["ruled_out"]}
+    all_ids = [c["id"] for c in causes]
+    fixes = []
+    for j, f in enumerate(doc.get("fixes", ())):
+        mine = [c for c in (f.get("causes") or all_ids) if c in rank] or all_ids
+        applies, code = None, None
+        if f.get("rewrite") and uf is not None:
+            res = apply(parse_ops(f["rewrite"]), uf.code, values)
+            if res:
+                applies = {"kind": res[0], "file": uf.file, "line": uf.line}
+                code = res[1]
+        if code is None:
+            code = _example(f, values)
+        contradicted = bool(mine) and all(c in ruled for c in mine)
+        best = min((rank[c] for c in mine), default=len(rank))
+        fixes.append({
+            "id": f["slug"], "title": {"en": f.get("title_en", ""), "zh": f.get("title_zh", "")},
+            "text": {"en": f.get("en", ""), "zh": f.get("zh", "")},
+            "causes": mine, "code": code, "applies": applies, "verified": bool(f.get("verified")),
+            "_key": (contradicted, best, applies is None, j),
+        })
+    fixes.sort(key=lambda f: f["_key"])
+    for item in (*causes, *fixes):
+        del item["_key"]
+    return {"causes": causes, "fixes": fixes}
+
+
+def as_json(advice: dict, lang: str) -> dict:
+    """The ``causes`` and ``fixes`` keys of a match in the JSON answer (``../shared/INTERFACES.md``)."""
+
+    def pick(pair: dict) -> str:
+        if lang == "both":
+            return f"{pair.get('en', '')} / {pair.get('zh', '')}"
+        return pair.get("zh" if lang == "zh" else "en", "")
+
+    return {
+        "causes": [{"id": c["id"], "title": pick(c["title"]), "evidence": [pick(e) for e in c["evidence"]]} for c in advice["causes"]],
+        "fixes": [
+            {"id": f["id"], "title": pick(f["title"]), "causes": f["causes"], "code": f["code"], "applies": f["applies"], "verified": f["verified"]}
+            for f in advice["fixes"]
+        ],
+    }

@@ -1,0 +1,365 @@
+"""Fixes as rewrites of the user's own failing line, read with ``ast`` and never executed.
+
+A fix in the knowledge base says *how to change the line* (``kb/README.md``, "Rewrites"), one
+operation per line of a ``rewrite`` fence:
+
+=============================  ===========================================================================
+``method OLD -> NEW``          every call ``x.OLD(...)`` becomes ``x.NEW(...)``, arguments kept
+``receiver METHOD -> TPL``     in ``r.METHOD(...)`` the object ``r`` becomes ``TPL`` (``{}`` is ``r``)
+``arg CALL N -> TPL``          the N-th positional argument (0-based) of ``CALL(...)`` becomes ``TPL``;
+                               ``arg CALL name= -> TPL`` the value of its keyword ``name``
+``kwarg CALL NAME=VALUE``      add the keyword argument to ``CALL(...)``, or replace its value
+``call CALL -> TPL``           the whole call ``CALL(...)`` becomes ``TPL`` (``{}`` is the call)
+``value -> TPL``               the statement's value (right-hand side, or the expression) becomes ``TPL``
+``line -> TPL``                the whole line becomes ``TPL``
+``before STMT``                the statement ``STMT`` goes before the line
+=============================  ===========================================================================
+
+``CALL`` names a callee by its last dotted components (``cross_entropy`` matches
+``F.cross_entropy`` and ``torch.nn.functional.cross_entropy``), or ``*`` for the line's outermost
+call. ``TPL``/``STMT``/``VALUE`` may use ``{}`` (the text being replaced) and ``{name}`` or
+``{name|default}``: values captured from the message and read from the line (``target``,
+``receiver``, ``arg0`` ...; see :func:`code_values`).
+
+An operation that finds nothing to change on this line, a placeholder without a value, or a result
+that is not valid Python makes the whole rewrite *not apply*: the fix is then shown as advice with the
+entry's generic example, never as broken or half-filled code.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+OPS = ("method", "receiver", "arg", "kwarg", "call", "value", "line", "before")
+MAX_LINE = 500  # a longer line is not rewritten (its ast could be costly and it is not one statement)
+
+
+class RewriteError(ValueError):
+    """A rewrite fence that breaks the rules above (reported by lint with its line)."""
+
+
+_OP = re.compile(
+    r"^(?:(?P<method>method)\s+(?P<old>\w+)\s*->\s*(?P<new>\w+)"
+    r"|(?P<receiver>receiver)\s+(?P<rmeth>\w+)\s*->\s*(?P<rtpl>\S.*)"
+    r"|(?P<arg>arg)\s+(?P<acall>\*|[\w.]+)\s+(?P<aidx>\d+|\w+=)\s*->\s*(?P<atpl>\S.*)"
+    r"|(?P<kwarg>kwarg)\s+(?P<kcall>\*|[\w.]+)\s+(?P<kname>\w+)=(?P<kval>\S.*)"
+    r"|(?P<call>call)\s+(?P<ccall>\*|[\w.]+)\s*->\s*(?P<ctpl>\S.*)"
+    r"|(?P<value>value)\s*->\s*(?P<vtpl>\S.*)"
+    r"|(?P<line>line)\s*->\s*(?P<ltpl>\S.*)"
+    r"|(?P<before>before)\s+(?P<stmt>\S.*))$"
+)
+
+
+def parse_ops(text: str) -> list[tuple]:
+    """The operations of a ``rewrite`` fence: tuples (op, *arguments). Raises RewriteError."""
+    ops: list[tuple] = []
+    for n, raw in enumerate(text.split("\n"), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        m = _OP.match(line)
+        if not m:
+            raise RewriteError(f"line {n}: {line!r} is not one of: {', '.join(OPS)} (see explainer/rewrite.py)")
+        g = m.groupdict()
+        if g["method"]:
+            ops.append(("method", g["old"], g["new"]))
+        elif g["receiver"]:
+            ops.append(("receiver", g["rmeth"], g["rtpl"].strip()))
+        elif g["arg"]:
+            ops.append(("arg", g["acall"], g["aidx"], g["atpl"].strip()))
+        elif g["kwarg"]:
+            ops.append(("kwarg", g["kcall"], g["kname"], g["kval"].strip()))
+        elif g["call"]:
+            ops.append(("call", g["ccall"], g["ctpl"].strip()))
+        elif g["value"]:
+            ops.append(("value", g["vtpl"].strip()))
+        elif g["line"]:
+            ops.append(("line", g["ltpl"].strip()))
+        else:
+            ops.append(("before", g["stmt"].strip()))
+    if not ops:
+        raise RewriteError("the rewrite fence holds no operation")
+    return ops
+
+
+_FIELD = re.compile(r"\{\}|(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)(?:\|([^{}\n]*))?\}(?!\})")
+
+
+def fill_template(tpl: str, this: str | None, values: dict[str, str]) -> str | None:
+    """``{}`` -> ``this``; ``{name|default}`` -> its value. None when a value is missing."""
+    missing = False
+
+    def sub(m: re.Match[str]) -> str:
+        nonlocal missing
+        if m.group(0) == "{}":
+            if this is None:
+                missing = True
+                return ""
+            return this
+        value = values.get(m.group(1)) or m.group(2)
+        if value is None:
+            missing = True
+            return ""
+        return value
+
+    out = _FIELD.sub(sub, tpl).replace("{{", "{").replace("}}", "}")
+    return None if missing else out
+
+
+def strip_comment(line: str) -> str:
+    """The line without its trailing ``# comment`` (tokenize knows a ``#`` inside a string)."""
+    if "#" not in line:
+        return line.rstrip()
+    import io
+    import tokenize
+
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(line).readline):
+            if tok.type == tokenize.COMMENT:
+                return line[: tok.start[1]].rstrip()
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass
+    return line.rstrip()
+
+
+def code_values(line: str | None) -> dict[str, str]:
+    """Names in the user's code line, read with ``ast`` (never executed)."""
+    out: dict[str, str] = {}
+    if not line:
+        return out
+    text = line.strip()
+    out["code"] = text
+    if len(text) > 500:
+        return out
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return out
+    if not tree.body:
+        return out
+    stmt = tree.body[0]
+    value = getattr(stmt, "value", None)
+    if isinstance(stmt, ast.Assign) and stmt.targets:
+        out["target"] = ast.unparse(stmt.targets[0])
+    elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
+        out["target"] = ast.unparse(stmt.target)
+    call = value if isinstance(value, ast.Call) else next((n for n in ast.walk(stmt) if isinstance(n, ast.Call)), None)
+    try:
+        if call is not None:
+            out["call"] = ast.unparse(call.func)
+            if isinstance(call.func, ast.Attribute):
+                out["receiver"] = ast.unparse(call.func.value)
+            for i, arg in enumerate(call.args[:2]):
+                out[f"arg{i}"] = ast.unparse(arg)
+    except (RecursionError, MemoryError, ValueError):
+        pass
+    return out
+
+
+
+def _dotted(node: ast.AST) -> str:
+    try:
+        return ast.unparse(node)
+    except (ValueError, RecursionError):
+        return ""
+
+
+def _name_matches(func: ast.AST, spec: str) -> bool:
+    name = _dotted(func)
+    return name == spec or name.endswith("." + spec)
+
+
+class _Source:
+    """The statement's text with character offsets for its nodes (ast gives UTF-8 byte columns)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.b = text.encode("utf-8")
+
+    def span(self, node: ast.AST) -> tuple[int, int]:
+        start = len(self.b[: node.col_offset].decode("utf-8", "replace"))
+        end = len(self.b[: node.end_col_offset].decode("utf-8", "replace"))
+        return start, end
+
+    def of(self, node: ast.AST) -> str:
+        s, e = self.span(node)
+        return self.text[s:e]
+
+    def operand(self, node: ast.AST) -> str:
+        """The node's text, in parentheses unless it is an atom (``a + b`` -> ``(a + b)``), so that
+        a template such as ``{}.long()`` applies to the whole of it."""
+        text = self.of(node)
+        if isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set)):
+            return text
+        return f"({text})"
+
+
+def _calls(tree: ast.AST) -> list[ast.Call]:
+    """Every call of the statement, outermost first (``ast.walk`` is breadth-first)."""
+    return [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+
+
+def _outermost(stmt: ast.stmt) -> ast.Call | None:
+    value = getattr(stmt, "value", None)
+    if isinstance(value, ast.Call):
+        return value
+    calls = _calls(stmt)
+    return calls[0] if calls else None
+
+
+def _edits(op: tuple, stmt: ast.stmt, src: _Source, values: dict[str, str]) -> list[tuple[int, int, str]] | None:
+    """(start, end, replacement) edits of one operation, or None when it does not apply."""
+    kind = op[0]
+
+    def callees(spec: str) -> list[ast.Call]:
+        if spec == "*":
+            c = _outermost(stmt)
+            return [c] if c is not None else []
+        return [c for c in _calls(stmt) if _name_matches(c.func, spec)]
+
+    edits: list[tuple[int, int, str]] = []
+    if kind == "method":
+        _, old, new = op
+        for c in _calls(stmt):
+            if isinstance(c.func, ast.Attribute) and c.func.attr == old:
+                s, e = src.span(c.func)
+                edits.append((e - len(old), e, new))
+    elif kind == "receiver":
+        _, meth, tpl = op
+        for c in _calls(stmt):
+            if isinstance(c.func, ast.Attribute) and c.func.attr == meth:
+                rep = fill_template(tpl, src.operand(c.func.value), values)
+                if rep is None:
+                    return None
+                edits.append((*src.span(c.func.value), rep))
+                break  # the outermost one: ``a.sum().backward()`` has one receiver to change
+    elif kind == "arg":
+        _, spec, idx, tpl = op
+        for c in callees(spec):
+            if idx.endswith("="):
+                node = next((k.value for k in c.keywords if k.arg == idx[:-1]), None)
+            else:
+                i = int(idx)
+                node = c.args[i] if i < len(c.args) and not isinstance(c.args[i], ast.Starred) else None
+            if node is None:
+                continue
+            rep = fill_template(tpl, src.operand(node), values)
+            if rep is None:
+                return None
+            edits.append((*src.span(node), rep))
+            break
+    elif kind == "kwarg":
+        _, spec, name, val = op
+        rep = fill_template(val, None, values)
+        if rep is None:
+            return None
+        for c in callees(spec):
+            kw = next((k for k in c.keywords if k.arg == name), None)
+            if kw is not None:
+                edits.append((*src.span(kw.value), rep))
+            else:
+                s, e = src.span(c)
+                close = src.text.rindex(")", s, e)
+                sep = ", " if (c.args or c.keywords) else ""
+                edits.append((close, close, f"{sep}{name}={rep}"))
+            break
+    elif kind == "call":
+        _, spec, tpl = op
+        for c in callees(spec):
+            rep = fill_template(tpl, src.of(c), values)
+            if rep is None:
+                return None
+            edits.append((*src.span(c), rep))
+            break
+    elif kind == "value":
+        value = getattr(stmt, "value", None)
+        if value is None:
+            return None
+        rep = fill_template(op[1], src.operand(value), values)
+        if rep is None:
+            return None
+        edits.append((*src.span(value), rep))
+    elif kind == "line":
+        rep = fill_template(op[1], src.text, values)
+        if rep is None:
+            return None
+        edits.append((0, len(src.text), rep))
+    return edits or None
+
+
+def _parses(code: str) -> bool:
+    try:
+        ast.parse(code)
+        return True
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+
+
+def apply(ops: list[tuple], line: str | None, values: dict[str, str]) -> tuple[str, str] | None:
+    """Apply a rewrite to the user's failing line: ``(kind, code)`` where kind is ``replace_line``
+    (``code`` replaces the line: any statements to insert, then the changed line) or
+    ``insert_before`` (``code`` goes before the line); None when the rewrite does not apply."""
+    if not line:
+        return None
+    text = strip_comment(line.strip())
+    if not text or len(text) > MAX_LINE:
+        return None
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if len(tree.body) != 1:
+        return None
+    stmt = tree.body[0]
+    src = _Source(text)
+    before: list[str] = []
+    edits: list[tuple[int, int, str]] = []
+    try:
+        for op in ops:
+            if op[0] == "before":
+                stmt_text = fill_template(op[1], text, values)
+                if stmt_text is None or not _parses(stmt_text):
+                    return None
+                before.append(stmt_text)
+                continue
+            found = _edits(op, stmt, src, values)
+            if found is None:
+                return None
+            edits += found
+    except (ValueError, RecursionError, IndexError):
+        return None
+    if not edits:
+        code = "\n".join(before)
+        return ("insert_before", code) if code and _parses(code) else None
+    edits.sort(key=lambda e: (e[0], e[1]))
+    for (s1, e1, _), (s2, _e2, _) in zip(edits, edits[1:]):
+        if s2 < e1:
+            return None  # two operations change the same text: ambiguous, not applied
+    out, pos = [], 0
+    for s, e, rep in edits:
+        out.append(text[pos:s])
+        out.append(rep)
+        pos = e
+    out.append(text[pos:])
+    new_line = "".join(out)
+    code = "\n".join(before + [new_line])
+    if new_line == text or not _parses(code):
+        return None
+    return "replace_line", code
+
+
+def apply_to_source(source: str, lineno: int, kind: str, code: str) -> str:
+    """Put ``code`` into a file's text at 1-based line ``lineno`` as ``kind`` says, keeping the
+    line's indentation (what a user does with the answer; what ``tbx verify`` does to reproducers)."""
+    lines = source.split("\n")
+    target = lines[lineno - 1]
+    indent = target[: len(target) - len(target.lstrip())]
+    block = [indent + c if c.strip() else c for c in code.split("\n")]
+    if kind == "replace_line":
+        lines[lineno - 1 : lineno] = block
+    elif kind == "insert_before":
+        lines[lineno - 1 : lineno - 1] = block
+    else:
+        raise ValueError(f"unknown kind {kind!r}")
+    return "\n".join(lines)
