@@ -171,8 +171,10 @@ def _captures(entry: Entry) -> set[str]:
 def _lint_fix(entry: Entry, fix: dict, where: str) -> list[str]:
     out: list[str] = []
     code = len(fix["templates"]) + len(fix["rewrites"])
-    if code != 1:
-        out.append(f"{where}: needs exactly one 'rewrite' fence (a change of the failing line) or one 'python template' fence (an example shown as advice)")
+    if code > 1:
+        out.append(f"{where}: at most one 'rewrite' fence (a change of the failing line) or one 'python template' fence (an example shown as advice)")
+    if not code and fix["fix_snippets"]:
+        out.append(f"{where}: a fix with 'python fix' fences shows the user a 'rewrite' or a 'python template'")
     slugs = [c["slug"] for c in entry.causes]
     if len(slugs) > 1 and not fix["causes"]:
         out.append(f"{where}: name the causes this fix addresses on its fence, e.g. 'causes={slugs[0]}'")
@@ -220,6 +222,8 @@ def _lint_fix(entry: Entry, fix: dict, where: str) -> list[str]:
     return out
 
 
+# capture names that are also PyTorch argument names: `dim` in prose may mean the argument
+_ARGUMENT_WORDS = {"dim", "size", "dtype", "device", "shape", "index", "input", "target", "weight", "key", "name", "value", "mode", "op"}
 _PROSE_FIELD = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)(\|[^{}\n]*)?\}(?!\})")
 
 
@@ -238,7 +242,7 @@ def _lint_prose(entry: Entry) -> list[str]:
                     out.append(f"{where} / {lang}: {{{m.group(1)}}} is not captured by a pattern")
                 elif not m.group(2):
                     out.append(f"{where} / {lang}: {{{m.group(1)}}} needs the words to show when the paste lacks it: {{{m.group(1)}|...}}")
-            for name in captures:
+            for name in captures - _ARGUMENT_WORDS:
                 if f"`{name}`" in text:
                     out.append(f"{where} / {lang}: `{name}` is a placeholder's name; write {{{name}|words for it}} so the answer shows the value")
     for c in entry.causes:

@@ -5,72 +5,107 @@ The language is chosen here, at render time; the analysis result never holds it.
 
 from __future__ import annotations
 
-from .patterns import fill
-from .rewrite import code_values
+from .advise import code_span, fill_text
 
 LABELS = {
     "en": {"where": "Where", "why": "Why", "causes": "Likely causes", "fixes": "Fixes", "debug": "Check",
            "confidence": "confidence", "docs": "Docs", "parsed": "Parsed", "none": "No known PyTorch error matches this paste.",
            "nearest": "Nearest entries", "ambiguous": "Two entries fit this message about equally well; paste the full traceback to tell them apart.",
-           "other": "Also possible"},
+           "other": "Also possible", "found": "In your paste", "example": "Example",
+           "replace": "Replace {where} with", "insert": "Insert before {where}", "line": "line {at}", "your_line": "your failing line"},
     "zh": {"where": "出错位置", "why": "原因", "causes": "常见原因", "fixes": "解决办法", "debug": "排查",
            "confidence": "置信度", "docs": "文档", "parsed": "解析结果", "none": "没有找到与这段报错对应的已知 PyTorch 错误。",
            "nearest": "最接近的条目", "ambiguous": "有两个条目都差不多符合这条报错信息，请贴出完整的 traceback 以便区分。",
-           "other": "也可能是"},
+           "other": "也可能是", "found": "你的报错里", "example": "示例",
+           "replace": "把{where}改成", "insert": "在{where}之前加上", "line": " {at} 这一行", "your_line": "出错的那一行"},
 }
 
 
-def _user_code(parsed) -> str | None:
-    uf = parsed.user_frame
-    if uf and uf.code:
-        return uf.code
-    return None
-
-
 def fix_values(answer, cand) -> dict[str, str]:
-    values = code_values(_user_code(answer.parsed))
-    values.update({k: v for k, v in cand.captures.items() if v})
-    return values
+    """The values an answer is filled from: the user's line and the message's captures."""
+    from .advise import values_for
+
+    return values_for(answer.parsed, cand.captures)
 
 
 def _langs(lang: str) -> tuple[str, ...]:
     return ("en", "zh") if lang == "both" else (lang if lang in ("en", "zh") else "en",)
 
 
-def entry_segments(doc: dict, *, lang: str, values: dict[str, str] | None = None, where: str | None = None, score: float | None = None, brief: bool = False) -> list[tuple[str, str]]:
-    """The answer for one entry as ("md", markdown) and ("code", python) segments, in order. The
-    Markdown segments are the entry's own text (the same on every request); the user's values only
-    go into the short header and the code segments."""
+def _applies_label(fix: dict, lg: str) -> str:
+    a = fix.get("applies")
+    if not a:
+        return LABELS[lg]["example"]
+    where = f"{_basename(a.get('file'))}:{a['line']}" if a.get("line") else _basename(a.get("file"))
+    key = "replace" if a["kind"] == "replace_line" else "insert"
+    place = LABELS[lg]["line"].format(at=code_span(where)) if where else LABELS[lg]["your_line"]
+    return LABELS[lg][key].format(where=place)
+
+
+def _basename(path: str | None) -> str:
+    if not path or path == "<truncated>":
+        return ""
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def entry_segments(doc: dict, *, lang: str, values: dict[str, str] | None = None, where: str | None = None,
+                   score: float | None = None, brief: bool = False, advice: dict | None = None) -> list[tuple[str, str]]:
+    """The answer for one entry as ("md", markdown) and ("code", python) segments, in order: causes
+    and fixes ranked for this paste (``advice``, see :mod:`explainer.advise`), the entry's text with
+    the paste's values filled in as code spans (:func:`explainer.advise.fill_text`)."""
+    from .advise import advise
+
     values = values or {}
+    if advice is None:
+        from .model import Parsed
+
+        advice = advise(doc, Parsed(None, None), {})
     segs: list[tuple[str, str]] = []
     for lg in _langs(lang):
         L = LABELS[lg]
-        meta = f"`{doc['id']}`" + (f" · {L['confidence']} {score:.2f}" if score is not None else "")
+        meta = code_span(doc["id"]) + (f" · {L['confidence']} {score:.2f}" if score is not None else "")
         segs.append(("md", f"## {doc['title'].get(lg, doc['id'])}\n\n{meta}\n"))
         if where:
             segs.append(("md", f"**{L['where']}:** {where}\n"))
-        segs.append(("md", doc["summary"].get(lg, "") + "\n"))
+        segs.append(("md", fill_text(doc["summary"].get(lg, ""), values) + "\n"))
         if brief:
             continue
-        segs.append(("md", f"### {L['why']}\n\n{doc['explanation'].get(lg, '')}\n"))
-        if doc.get("causes"):
-            items = "\n".join(f"{i}. {_indent(c.get(lg, ''))}" for i, c in enumerate(doc["causes"], 1))
-            segs.append(("md", f"### {L['causes']}\n\n{items}\n"))
-        if doc.get("fixes"):
+        segs.append(("md", f"### {L['why']}\n\n{fill_text(doc['explanation'].get(lg, ''), values)}\n"))
+        if advice["causes"]:
+            items = []
+            for i, c in enumerate(advice["causes"], 1):
+                text = fill_text(c["text"][lg], values)
+                found = [e[lg] for e in c["evidence"] if not e.get("against")]
+                if found:
+                    text += f"\n\n*{L['found']}:* " + "; ".join(found)
+                items.append(f"{i}. {_indent(text)}")
+            segs.append(("md", f"### {L['causes']}\n\n" + "\n".join(items) + "\n"))
+        if advice["fixes"]:
             segs.append(("md", f"### {L['fixes']}\n"))
-            for f in doc["fixes"]:
-                segs.append(("md", f.get(lg, "") + "\n"))
-                if f.get("template"):
-                    segs.append(("code", fill(f["template"], values).rstrip()))
+            for f in advice["fixes"]:
+                segs.append(("md", fill_text(f["text"][lg], values) + "\n"))
+                if f["code"]:
+                    segs.append(("md", f"*{_applies_label(f, lg)}*\n"))
+                    segs.append(("code", f["code"]))
         if doc.get("debugging", {}).get(lg):
-            segs.append(("md", f"### {L['debug']}\n\n{doc['debugging'][lg]}\n"))
+            segs.append(("md", f"### {L['debug']}\n\n{fill_text(doc['debugging'][lg], values)}\n"))
         if doc.get("docs"):
             segs.append(("md", f"{L['docs']}: " + " · ".join(f"<{u}>" for u in doc["docs"]) + "\n"))
     return segs
 
 
+def code_block(code: str) -> str:
+    """A fenced Python block that no backtick run inside ``code`` can close."""
+    run = longest = 0
+    for ch in code:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}python\n{code.rstrip()}\n{fence}\n"
+
+
 def segments_markdown(segs: list[tuple[str, str]]) -> str:
-    return "\n".join(t if k == "md" else f"```python\n{t}\n```\n" for k, t in segs).strip() + "\n"
+    return "\n".join(t if k == "md" else code_block(t) for k, t in segs).strip() + "\n"
 
 
 def segments_html(segs: list[tuple[str, str]]) -> str:
@@ -98,7 +133,7 @@ def where_text(parsed) -> str | None:
     loc = uf.file if uf.file != "<truncated>" else "…"
     if uf.line:
         loc += f":{uf.line}"
-    return f"`{loc}`" + (f"  `{uf.code}`" if uf.code else "")
+    return code_span(loc) + (f"  {code_span(uf.code)}" if uf.code else "")
 
 
 _MD = None
@@ -127,9 +162,10 @@ def markdown_to_html(md: str) -> str:
     return _MD.render(md)
 
 
-def render_match(answer, cand, *, lang: str) -> dict[str, str]:
+def render_match(answer, cand, *, lang: str, advice: dict | None = None) -> dict[str, str]:
     doc = answer.index.entry(cand.id)
-    segs = entry_segments(doc, lang=lang, values=fix_values(answer, cand), where=where_text(answer.parsed), score=cand.score)
+    segs = entry_segments(doc, lang=lang, values=fix_values(answer, cand), where=where_text(answer.parsed), score=cand.score,
+                          advice=advice or answer.advice(cand))
     return {"markdown": segments_markdown(segs), "html": segments_html(segs)}
 
 
@@ -137,7 +173,8 @@ def answer_markdown(answer, *, lang: str) -> str:
     """The whole answer: the best match in full, the others briefly, or what was parsed."""
     L = LABELS["zh" if lang == "zh" else "en"]
     p = answer.parsed
-    parsed_line = f"**{L['parsed']}:** `{p.exc_type or '?'}`: {(p.message or '').splitlines()[0][:300] if p.message else '—'}"
+    first_line = (p.message or "").splitlines()[0][:300] if p.message else ""
+    parsed_line = f"**{L['parsed']}:** {code_span(p.exc_type or '?')}: " + (code_span(first_line) if first_line else "—")
     matches = answer.matches
     if not matches:
         out = [parsed_line, "", L["none"]]
@@ -152,7 +189,7 @@ def answer_markdown(answer, *, lang: str) -> str:
     for c in matches[1:]:
         if answer.ambiguous and c is matches[1]:
             doc = answer.index.entry(c.id)
-            parts.append(entry_markdown(doc, lang=lang, values=fix_values(answer, c), score=c.score))
+            parts.append(entry_markdown(doc, lang=lang, values=fix_values(answer, c), score=c.score, advice=answer.advice(c)))
         else:
             e = answer.index.entries[c.id]
             title = e["title_zh"] if lang == "zh" else e["title_en"]
@@ -161,29 +198,34 @@ def answer_markdown(answer, *, lang: str) -> str:
 
 
 def short_markdown(answer, *, lang: str) -> str:
-    """A few lines under a traceback: the title, the summary, where, and the first fix filled in."""
+    """A few lines under a traceback: the title, where, the summary, the cause the paste points to
+    (with what points to it) and the best-ranked fix with its code."""
     matches = answer.matches
     if not matches:
         return LABELS["zh" if lang == "zh" else "en"]["none"] + "\n"
     c = matches[0]
     doc = answer.index.entry(c.id)
     values = fix_values(answer, c)
+    advice = answer.advice(c)
     parts = []
     for lg in _langs(lang):
         L = LABELS[lg]
-        parts.append(f"**{doc['title'].get(lg, c.id)}** (`{c.id}`, {L['confidence']} {c.score:.2f})\n")
+        parts.append(f"**{doc['title'].get(lg, c.id)}** ({code_span(c.id)}, {L['confidence']} {c.score:.2f})\n")
         where = where_text(answer.parsed)
         if where:
             parts.append(f"{L['where']}: {where}\n")
-        parts.append(doc["summary"].get(lg, "") + "\n")
-        if doc.get("fixes"):
-            f = doc["fixes"][0]
-            title = f.get(f"title_{lg}") or L["fixes"]
-            parts.append(f"{L['fixes']}: {title}\n")
-            if f.get("template"):
-                parts.append("```python\n" + fill(f["template"], values).rstrip() + "\n```\n")
+        parts.append(fill_text(doc["summary"].get(lg, ""), values) + "\n")
+        cause = advice["causes"][0] if advice["causes"] else None
+        if cause and cause["evidence"] and not cause["ruled_out"]:
+            found = "; ".join(e[lg] for e in cause["evidence"] if not e.get("against"))
+            parts.append(f"{L['causes']}: {cause['title'][lg]} ({L['found']}: {found})\n")
+        if advice["fixes"]:
+            f = advice["fixes"][0]
+            parts.append(f"{L['fixes']}: {f['title'][lg] or L['fixes']}\n")
+            if f["code"]:
+                parts.append(f"*{_applies_label(f, lg)}*\n\n" + code_block(f["code"]))
     if answer.ambiguous and len(matches) > 1:
-        parts.append(f"> {LABELS['zh' if lang == 'zh' else 'en']['ambiguous']} (`{matches[1].id}`)\n")
+        parts.append(f"> {LABELS['zh' if lang == 'zh' else 'en']['ambiguous']} ({code_span(matches[1].id)})\n")
     parts.append(f"`tbx show {c.id}`\n")
     return "\n".join(parts)
 

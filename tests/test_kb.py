@@ -10,7 +10,7 @@ import pytest
 
 from explainer.kb import read_all, read_entry
 from explainer.lint import lint, lint_entry
-from explainer.verify import Worker, executable, run_snippet, snippet_label
+from explainer.verify import Worker, executable, run_checks, run_snippet, snippet_label
 
 from explainer.core import explain_text
 
@@ -36,7 +36,8 @@ def test_lint_never_imports_torch():
 def test_every_entry_has_a_reproducer_and_a_fix():
     for e in ENTRIES:
         roles = {s.role for s in e.snippets}
-        assert {"repro", "fix", "template"} <= roles, e.id
+        assert "repro" in roles and e.fixes, e.id
+        assert roles & {"rewrite", "template"}, f"{e.id}: no fix shows code"
 
 
 BAD_ENTRY = textwrap.dedent('''\
@@ -90,6 +91,10 @@ BAD_ENTRY = textwrap.dedent('''\
     ```python repro
     raise RuntimeError("x")
     ```
+
+    ```python repro raises=RuntimeError
+    raise RuntimeError("x")
+    ```
     ''')
 
 
@@ -110,6 +115,8 @@ def test_lint_reports_every_problem_with_a_hint(tmp_path):
         "must assert its effect",
         "declare exactly one of raises=TYPE",
         "is not in any 'python fix' snippet",
+        "mark the fix's own lines with '# fix'",
+        "mark the one line that raises with a trailing '# error' comment",
     ]
     for text in expected:
         assert text in problems, f"lint did not report {text!r}:\n{problems}"
@@ -135,15 +142,21 @@ def explain_check(index):
 
 
 @pytest.mark.parametrize("entry,snippet", CASES, ids=[f"{e.id}:{snippet_label(e, s)}" for e, s in CASES])
-def test_snippet(entry, snippet, worker, explain_check, index):
-    """Reproducers raise what they declare, fully matching the first pattern, and their real
-    traceback is explained top-1 as their own entry; fixes run clean with their assertions."""
+def test_snippet(entry, snippet, worker, index):
+    """Every check of ``tbx verify`` for one snippet: reproducers raise what they declare on their
+    ``# error`` line, fully matching the first pattern, their real traceback is explained top-1 as
+    their own entry, the rewrites tested on them and the first fix shown make them reach their end;
+    fixes run clean with their assertions and fail with their fix lines reverted."""
     w = Worker(lazy=True) if "isolated" in snippet.options else worker
-    result = run_snippet(entry, snippet, w, explain_check)
+    results = run_checks(entry, snippet, w, index)
+    result = results[0]
     if result.status == "skip":
         pytest.skip(f"{entry.id} {result.snippet}: {result.reason}")
-    assert result.status == "pass", f"{entry.id} {result.snippet}: {result.reason}"
+    failed = [f"{r.snippet}: {r.reason}" for r in results if r.status == "fail"]
+    assert not failed, f"{entry.id}:\n" + "\n".join(failed)
     if snippet.role == "repro" and "raises" in snippet.options:
+        answer = explain_text(result.paste, index, top=3)
+        _assert_filled(entry, answer)
         # the robustness matrix: the same real traceback, pasted in every format the parser reads
         failures = []
         for name, transform in FORMATS.items():
@@ -163,6 +176,26 @@ def test_snippet(entry, snippet, worker, explain_check, index):
             if top != entry.id:
                 failures.append(f"{name}: {top} ({', '.join(f'{c.id} {c.score:.2f}' for c in answer.candidates)})")
         assert not failures, f"{entry.id}: not explained first in these formats:\n" + "\n".join(failures)
+
+
+def _assert_filled(entry, answer) -> None:
+    """No placeholder left in what the user is shown, in either language, and every code parses."""
+    import ast
+    import re
+
+    from explainer.render import answer_markdown, short_markdown
+
+    leftover = re.compile(r"(?<!\{)\{[A-Za-z_][A-Za-z0-9_]*(\|[^{}\n]*)?\}(?!\})")
+    for lang in ("en", "zh"):
+        data = answer.as_json(lang=lang, rendered=True)
+        m = data["matches"][0]
+        for fix in m["fixes"]:
+            assert fix["code"] is None or not leftover.search(fix["code"]), (entry.id, fix)
+            if fix["code"] is not None:
+                ast.parse(fix["code"])
+        for text in (m["rendered"]["markdown"], answer_markdown(answer, lang=lang), short_markdown(answer, lang=lang)):
+            prose = re.sub(r"```.*?```", "", text, flags=re.S)
+            assert not leftover.search(prose), (entry.id, lang, leftover.search(prose).group(0))
 
 
 def test_verifier_catches_a_broken_fix_and_a_wrong_message(tmp_path, worker):
