@@ -11,6 +11,7 @@ class Answer(_Record):
     parsed: Parsed
     candidates: tuple[Candidate, ...]  # best first, including those below the threshold
     index: object
+    live: dict | None = None  # in the hooks: values of the failing line's frame (explainer.live.live_facts)
 
     @property
     def matches(self) -> tuple[Candidate, ...]:
@@ -27,7 +28,7 @@ class Answer(_Record):
         """Causes and fixes of ``cand`` ranked for this paste (:func:`explainer.advise.advise`)."""
         from .advise import advise
 
-        return advise(self.index.entry(cand.id) or {}, self.parsed, cand.captures, live=live)
+        return advise(self.index.entry(cand.id) or {}, self.parsed, cand.captures, live=live if live is not None else self.live)
 
     def as_json(self, *, lang: str = "en", rendered: bool = False) -> dict:
         from .advise import as_json as advise_json
@@ -54,8 +55,8 @@ class Answer(_Record):
         return out
 
 
-def explain(parsed: Parsed, index, *, top: int = 3) -> Answer:
-    return Answer(parsed, tuple(index.matcher.match(parsed, top=max(top, 2))[:max(top, 1)]), index)
+def explain(parsed: Parsed, index, *, top: int = 3, live: dict | None = None) -> Answer:
+    return Answer(parsed, tuple(index.matcher.match(parsed, top=max(top, 2))[:max(top, 1)]), index, live)
 
 
 def explain_text(text: str, index, *, top: int = 3) -> Answer:

@@ -38,12 +38,12 @@ def _get_index():
 def explanation_markdown(exc: BaseException, *, lang: str | None = None, detail: str | None = None) -> tuple[str, object]:
     """Markdown explaining ``exc`` (live values included) and the answer behind it."""
     from .core import detect_lang, explain
-    from .live import from_exception, live_values
+    from .live import from_exception, live_facts, live_values
     from .render import answer_markdown, short_markdown
 
     parsed = from_exception(exc)
     index = _get_index()
-    answer = explain(parsed, index, top=3)
+    answer = explain(parsed, index, top=3, live=live_facts(exc))
     lang = lang or OPTIONS.lang
     if lang == "auto":
         lang = detect_lang(parsed.message or "")

@@ -94,6 +94,58 @@ def describe(tensor) -> str:
     return f"shape {shape}, dtype {str(tensor.dtype).removeprefix('torch.')}, device {tensor.device}, requires_grad={tensor.requires_grad}"
 
 
+_MODULE_SIZES = ("in_features", "out_features", "in_channels", "out_channels", "num_embeddings", "embedding_dim", "input_size", "hidden_size", "num_features")
+
+
+def live_facts(exc: BaseException) -> dict[str, str]:
+    """Values of the failing line for evidence and fixes, named by the line's roles (see
+    :func:`explainer.rewrite.code_values`): ``arg0_ndim``, ``arg0_shape``, ``arg0_dtype``,
+    ``arg0_features`` (the product of all but the first dimension: what a flatten gives a Linear),
+    the same for ``arg1``, ``receiver`` and ``target``, and the sizes of the module being called
+    (``call_in_features`` ...). Read-only, as :func:`live_values`."""
+    import inspect
+
+    from .rewrite import code_values
+
+    torch = sys.modules.get("torch")
+    tb = _user_frame(exc.__traceback__) if torch is not None else None
+    if tb is None:
+        return {}
+    lines = traceback.extract_tb(tb, limit=1)
+    code = (lines[0].line if lines else "") or ""
+    roles = code_values(code)
+    frame = tb.tb_frame
+    facts: dict[str, str] = {}
+    for role in ("arg0", "arg1", "receiver", "target", "call"):
+        name = roles.get(role)
+        if not name:
+            continue
+        try:
+            obj = _resolve(name, frame.f_locals, frame.f_globals)
+        except (LookupError, ValueError):
+            continue
+        if type(obj) in (torch.Tensor, torch.nn.Parameter):
+            shape = list(obj.shape)
+            facts[f"{role}_ndim"] = str(len(shape))
+            facts[f"{role}_shape"] = str(shape)
+            facts[f"{role}_dtype"] = str(obj.dtype).removeprefix("torch.")
+            facts[f"{role}_device"] = str(obj.device)
+            if len(shape) >= 2:
+                n = 1
+                for d in shape[1:]:
+                    n *= d
+                facts[f"{role}_features"] = str(n)
+        elif isinstance(obj, torch.nn.Module):
+            for attr in _MODULE_SIZES:
+                try:
+                    v = inspect.getattr_static(obj, attr)
+                except AttributeError:
+                    continue
+                if isinstance(v, int) and not isinstance(v, bool):
+                    facts[f"{role}_{attr}"] = str(v)
+    return facts
+
+
 def live_values(exc: BaseException) -> list[tuple[str, str]]:
     """(name, description) for the plain tensors named on the failing line of the user's code."""
     torch = sys.modules.get("torch")

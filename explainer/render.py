@@ -25,7 +25,7 @@ def fix_values(answer, cand) -> dict[str, str]:
     """The values an answer is filled from: the user's line and the message's captures."""
     from .advise import values_for
 
-    return values_for(answer.parsed, cand.captures)
+    return values_for(answer.parsed, cand.captures, answer.live)
 
 
 def _langs(lang: str) -> tuple[str, ...]:
