@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import sys
 
 from .normalize import cjk_bigrams
 
@@ -25,8 +26,17 @@ class IndexError_(Exception):
 
 def fingerprint(kb_dir) -> str:
     """Names, sizes and modification times of the kb files: cheap to take on every start."""
+    items = []
     with os.scandir(kb_dir) as it:
-        items = sorted((e.name, e.stat().st_size, e.stat().st_mtime_ns) for e in it if e.name.endswith(".md"))
+        for e in it:
+            if e.name.endswith(".md"):
+                try:
+                    st = e.stat()
+                except OSError:  # a dangling symlink: lint and build report it
+                    items.append((e.name, -1, -1))
+                    continue
+                items.append((e.name, st.st_size, st.st_mtime_ns))
+    items.sort()
     return SCHEMA_VERSION + ";" + ";".join(f"{n}:{sz}:{mt}" for n, sz, mt in items)
 
 
@@ -35,8 +45,11 @@ def content_hash(kb_dir) -> str:
 
     h = hashlib.sha1(SCHEMA_VERSION.encode())
     for name in sorted(n for n in os.listdir(kb_dir) if n.endswith(".md")):
-        with open(os.path.join(kb_dir, name), "rb") as f:
-            h.update(name.encode() + b"\0" + f.read())
+        try:
+            with open(os.path.join(kb_dir, name), "rb") as f:
+                h.update(name.encode() + b"\0" + f.read())
+        except OSError:
+            h.update(name.encode() + b"\0?")
     return h.hexdigest()
 
 
@@ -79,17 +92,48 @@ def build_index(kb_dir, out) -> dict:
     """Compile every entry of ``kb_dir`` into a fresh SQLite file at ``out`` (atomically replaced)."""
     from pathlib import Path
 
-    import sqlite_utils
-
     from .kb import read_all
-    from .normalize import normalize
-    from .patterns import literal_text, pattern_features, to_regex
+    from .lint import schema_problems
 
     kb_dir, out = Path(kb_dir), Path(out)
     fp = fingerprint(kb_dir)  # before reading: a file written meanwhile makes the index stale, not wrong
-    entries = [e for e in read_all(kb_dir) if e.meta and not e.problems]
+    entries, skipped = [], []
+    for e in read_all(kb_dir):
+        problems = schema_problems(e)
+        if problems:
+            skipped.append(f"{e.path}: skipped: {problems[0]}")
+        else:
+            entries.append(e)
+    for line in skipped:
+        print(f"tbx: warning: {line}", file=sys.stderr)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + f".tmp{os.getpid()}")
+    try:
+        _write(entries, tmp, kb_dir, fp)
+        os.replace(tmp, out)
+    finally:  # on any exit, Ctrl-C included, no temporary file is left behind
+        for leftover in (tmp, tmp.with_name(tmp.name + "-journal"), tmp.with_name(tmp.name + "-wal"), tmp.with_name(tmp.name + "-shm")):
+            try:
+                leftover.unlink()
+            except FileNotFoundError:
+                pass
+    return {"path": str(out), "entries": len(entries), "patterns": _count_patterns(out), "skipped": len(skipped)}
+
+
+def _count_patterns(path) -> int:
+    con = sqlite3.connect(f"file:{os.fspath(path)}?mode=ro", uri=True)
+    try:
+        return con.execute("select count(*) from patterns").fetchone()[0]
+    finally:
+        con.close()
+
+
+def _write(entries, tmp, kb_dir, fp) -> None:
+    import sqlite_utils
+
+    from .normalize import normalize
+    from .patterns import literal_text, pattern_features, to_regex
+
     if tmp.exists():
         tmp.unlink()
     db = sqlite_utils.Database(tmp)
@@ -154,8 +198,6 @@ def build_index(kb_dir, out) -> dict:
     db.conn.commit()
     db.conn.execute("VACUUM")
     db.close()
-    os.replace(tmp, out)
-    return {"path": str(out), "entries": len(rows), "patterns": len(pats)}
 
 
 class Index:
@@ -184,8 +226,18 @@ class Index:
         if entry_id not in self.entries:
             return None
         if entry_id not in self._docs:
-            row = self.conn.execute("select doc from entries where id = ?", (entry_id,)).fetchone()
-            self._docs[entry_id] = json.loads(row[0])
+            try:
+                row = self.conn.execute("select doc from entries where id = ?", (entry_id,)).fetchone()
+                doc = json.loads(row[0])
+                if not isinstance(doc, dict):
+                    raise ValueError("not an object")
+            except (sqlite3.Error, TypeError, ValueError) as exc:
+                # a damaged row: this entry answers with its title only, the rest keep working
+                print(f"tbx: warning: the index row of {entry_id!r} is damaged ({exc}); run `tbx build`", file=sys.stderr)
+                e = self.entries[entry_id]
+                doc = {"id": entry_id, "title": {"en": e.get("title_en", entry_id), "zh": e.get("title_zh", entry_id)},
+                       "summary": {}, "explanation": {}, "debugging": {}, "causes": [], "fixes": [], "docs": []}
+            self._docs[entry_id] = doc
         return self._docs[entry_id]
 
     def list_entries(self) -> list[dict]:
@@ -264,8 +316,14 @@ def open_index(*, rebuild_ok: bool = True, path=None, kb=None) -> Index:
     if stale:
         if not (rebuild_ok and os.path.isdir(kb)):
             raise IndexError_(f"the index {path} is missing or out of date; run `tbx build`")
-        build_index(kb, path)
+        try:
+            build_index(kb, path)
+        except (OSError, sqlite3.Error) as exc:
+            if not os.path.exists(path):
+                raise IndexError_(f"cannot build the index {path}: {exc}") from None
+            # a read-only data folder: the index that is there still answers, one line says so
+            print(f"tbx: warning: the index {path} is out of date and cannot be rebuilt here ({exc}); using it as it is", file=sys.stderr)
     try:
         return Index(path)
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, ValueError, TypeError, KeyError) as exc:
         raise IndexError_(f"cannot read the index {path}: {exc}; run `tbx build`") from None

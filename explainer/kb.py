@@ -166,12 +166,19 @@ def _title_and_body(block: str) -> tuple[str, str]:
 def read_entry(path: Path) -> Entry:
     from markdown_it import MarkdownIt
 
-    text = path.read_text(encoding="utf-8")
     entry = Entry(path=path, meta={})
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        entry.problems.append(f"file: not UTF-8 (byte {exc.start}): save it as UTF-8")
+        return entry
+    except OSError as exc:
+        entry.problems.append(f"file: cannot be read ({exc.strerror or type(exc).__name__}): a kb entry is a regular Markdown file")
+        return entry
     try:
         fm, body, first = split_front_matter(text)
         entry.meta = tomllib.loads(fm)
-    except (ValueError, tomllib.TOMLDecodeError) as exc:
+    except (ValueError, tomllib.TOMLDecodeError) as exc:  # TOMLDecodeError is a ValueError
         entry.problems.append(f"front matter: {exc}")
         return entry
 

@@ -43,6 +43,42 @@ SCHEMA: dict[str, tuple[type, bool]] = {  # key -> (type, required)
 }
 
 
+def schema_problems(entry: Entry) -> list[str]:
+    """The problems that make an entry unusable for the index (wrong types, patterns or signals that
+    do not compile); ``tbx build`` skips such an entry with a warning, ``tbx lint`` reports them with
+    the rest."""
+    out = list(entry.problems)
+    meta = entry.meta
+    if not meta:
+        return out or ["front matter: empty"]
+    for key, (typ, required) in SCHEMA.items():
+        if key not in meta:
+            if required:
+                out.append(f"front matter: missing key {key!r}")
+            continue
+        if not isinstance(meta[key], typ):
+            out.append(f"front matter: {key!r} must be a {typ.__name__}")
+            continue
+        if typ is list and not all(isinstance(v, str) for v in meta[key]):
+            out.append(f"front matter: every item of {key!r} must be a string")
+    title = meta.get("title")
+    if isinstance(title, dict) and not all(isinstance(title.get(lang), str) for lang in LANGS):
+        out.append("front matter: title needs the strings 'en' and 'zh'")
+    if out:
+        return out
+    for p in meta["patterns"]:
+        try:
+            compile_pattern(p)
+        except (PatternError, re.error) as exc:
+            out.append(f"pattern {p[:60]!r}: {exc}")
+    for sig in meta.get("signals", []):
+        try:
+            re.compile(sig)
+        except re.error as exc:
+            out.append(f"signals: {sig!r} is not a valid regular expression: {exc}")
+    return out
+
+
 def lint_entry(entry: Entry, known_ids: set[str]) -> list[str]:
     out = list(entry.problems)
     meta = entry.meta
