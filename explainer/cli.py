@@ -124,7 +124,7 @@ def cmd_build(args) -> int:
 
 
 def cmd_lint(args) -> int:
-    from .lint import lint
+    from .lint import lint, pending_references
     from .paths import kb_dir
 
     report = lint(kb_dir())
@@ -134,7 +134,9 @@ def cmd_lint(args) -> int:
             print(f"kb/{entry_id}.md: {p}")
             problems += 1
     bad = sum(1 for v in report.values() if v)
-    print(f"{len(report)} entries checked, {problems} problems in {bad} entries" if problems else f"{len(report)} entries checked, no problems")
+    pending = pending_references(kb_dir())
+    later = f"; {pending} references name planned ids without an entry yet" if pending else ""
+    print((f"{len(report)} entries checked, {problems} problems in {bad} entries" if problems else f"{len(report)} entries checked, no problems") + later)
     return EXIT_FAILED if problems else EXIT_OK
 
 

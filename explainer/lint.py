@@ -79,7 +79,9 @@ def schema_problems(entry: Entry) -> list[str]:
     return out
 
 
-def lint_entry(entry: Entry, known_ids: set[str]) -> list[str]:
+def lint_entry(entry: Entry, known_ids: set[str], planned: set[str] | None = None) -> list[str]:
+    """Every problem of one entry. ``known_ids`` are the entries that exist; ``planned`` the ids of
+    ``kb/planned.txt`` that a reference may name before their entry exists (None: not checked)."""
     out = list(entry.problems)
     meta = entry.meta
     if not meta:
@@ -137,6 +139,8 @@ def lint_entry(entry: Entry, known_ids: set[str]) -> list[str]:
         for other in meta.get(key, []) if isinstance(meta.get(key), list) else []:
             if other == entry.id:
                 out.append(f"{key}: an entry cannot name itself")
+            elif planned is not None and other not in known_ids and other not in planned:
+                out.append(f"{key}: {other!r} is neither an entry nor a planned id (kb/planned.txt)")
     for url in meta.get("docs", []) if isinstance(meta.get("docs"), list) else []:
         if not str(url).startswith("https://"):
             out.append(f"docs: {url!r} must be an https link")
@@ -336,8 +340,27 @@ def _lint_snippets(entry: Entry) -> list[str]:
     return out
 
 
+def planned_ids(kb_dir) -> set[str] | None:
+    from pathlib import Path
+
+    path = Path(kb_dir) / "planned.txt"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    return {line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")}
+
+
+def pending_references(kb_dir) -> int:
+    """How many ``related``/``excludes`` references name a planned id whose entry does not exist yet."""
+    entries = read_all(kb_dir)
+    ids = {e.id for e in entries}
+    return sum(1 for e in entries for key in ("related", "excludes") for o in (e.meta.get(key) or []) if isinstance(o, str) and o not in ids)
+
+
 def lint(kb_dir) -> dict[str, list[str]]:
     """Problems per entry id (entries without problems are included with an empty list)."""
     entries = read_all(kb_dir)
     ids = {e.id for e in entries}
-    return {e.id: lint_entry(e, ids) for e in entries}
+    planned = planned_ids(kb_dir)
+    return {e.id: lint_entry(e, ids, planned) for e in entries}
