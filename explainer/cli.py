@@ -5,6 +5,7 @@ Imports are lazy: ``tbx explain --json`` loads only the parser, the matcher and 
 
 from __future__ import annotations
 
+import os
 import sys
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -55,6 +56,11 @@ def cmd_explain(args) -> int:
     index = _index()
     lang = _lang(args.lang, text)
     result = explain_text(text, index, top=args.top)
+    if os.environ.get("TBX_GAPS"):
+        from .gaps import enabled, record
+
+        if enabled():
+            record(result, text)
     if args.json:
         _print_json(result.as_json(lang=lang))
         return EXIT_OK
@@ -260,11 +266,55 @@ def build_parser():
     s.add_argument("--workers", type=int, default=1)
     s.set_defaults(func=cmd_serve)
 
+    s = sub.add_parser("gaps", help="what it could not answer (recorded with TBX_GAPS=1), clustered")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--top", type=int, default=10)
+    s.add_argument("--since", help="only days from this one on (YYYY-MM-DD)")
+    s.add_argument("--draft", type=int, metavar="N", help="print the start of a new entry for cluster N")
+    s.set_defaults(func=cmd_gaps)
+
     s = sub.add_parser("run", help="run a script with the explaining excepthook")
     s.add_argument("script")
     s.add_argument("args", nargs=argparse.REMAINDER)
     s.set_defaults(func=cmd_run)
     return p
+
+
+def cmd_gaps(args) -> int:
+    import re
+
+    from .gaps import Store, clusters, draft, nearest
+
+    if args.since and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", args.since):
+        raise UsageError("--since takes a day as YYYY-MM-DD")
+    store = Store()
+    try:
+        found = clusters(store.rows(args.since))
+    except Exception as exc:  # noqa: BLE001 - a missing driver or an unreachable server: one line
+        raise UsageError(f"cannot read the gap log ({store.url or store.path}): {type(exc).__name__}: {exc}") from None
+    if args.draft is not None:
+        if not 1 <= args.draft <= len(found):
+            raise UsageError(f"there is no cluster {args.draft} (there are {len(found)})")
+        sys.stdout.write(draft(found[args.draft - 1]))
+        return EXIT_OK
+    top = found[: max(1, args.top)]
+    index = _index()
+    for c in top:
+        c["nearest"] = nearest(c, index)
+    if args.json:
+        _print_json({"store": store.url and "postgresql" or store.path, "clusters": top, "total": sum(c["count"] for c in found)})
+        return EXIT_OK
+    if not found:
+        print(f"no gaps recorded in {store.path if not store.url else 'the PostgreSQL store'} (turn recording on with TBX_GAPS=1)")
+        return EXIT_OK
+    for n, c in enumerate(top, 1):
+        reasons = ", ".join(f"{k} {v}" for k, v in sorted(c["reasons"].items()))
+        near = ", ".join(f"{i} {s:.2f}" for i, s in c["nearest"]) or "none"
+        print(f"{n:>2}. {c['count']:>4}x  {c['exc_type'] or '?'}: {c['message'][:110]}")
+        print(f"        {c['members']} signature(s), last {c['last_day']}, {reasons}; nearest: {near}")
+        if c["frames"]:
+            print(f"        frames: {', '.join(c['frames'][-3:])}")
+    return EXIT_OK
 
 
 def _quick_explain_args(argv: list[str]):

@@ -44,6 +44,11 @@ def explanation_markdown(exc: BaseException, *, lang: str | None = None, detail:
     parsed = from_exception(exc)
     index = _get_index()
     answer = explain(parsed, index, top=3, live=live_facts(exc))
+    if os.environ.get("TBX_GAPS"):
+        from .gaps import enabled, record
+
+        if enabled():
+            record(answer)
     lang = lang or OPTIONS.lang
     if lang == "auto":
         lang = detect_lang(parsed.message or "")

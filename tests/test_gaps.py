@@ -1,0 +1,187 @@
+"""The opt-in gap log: redacted signatures only, counted once each, in SQLite or PostgreSQL."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from explainer.core import explain_text
+from explainer.gaps import Recorder, Store, clusters, draft, record, redact, signature
+
+from .conftest import ROOT
+
+SECRETS = {
+    "sk-live-4f9a8b7c6d5e4f3a2b1c0d9e": "an API key",
+    "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8": "a GitHub token",
+    "hf_aBcDeFgHiJkLmNoPqRsTuVwXyZ123456": "a Hugging Face token",
+    "AKIAIOSFODNN7EXAMPLE": "an AWS key id",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U": "a JWT",
+    "zhang.wei@example-lab.cn": "an e-mail address",
+    "10.12.0.7": "an IP",
+    "fe80::1ff:fe23:4567:890a": "an IPv6 address",
+    "gpu-node-17.cluster.internal": "a host name",
+    "/home/liuyang/projects/secret_model/train.py": "a home path with a user name",
+    "C:\\Users\\wangfang\\Desktop\\data.csv": "a Windows path with a user name",
+    "liuyang": "a user name",
+    "wangfang": "a user name",
+    "S3cr3tPassw0rd": "a password",
+    "Bearer abcdef1234567890abcdef": "a bearer token",
+    "my_private_weights.safetensors": "a file name",
+}
+
+PASTES = [
+    "Traceback (most recent call last):\n"
+    '  File "/home/liuyang/projects/secret_model/train.py", line 7, in <module>\n'
+    "    run(token='sk-live-4f9a8b7c6d5e4f3a2b1c0d9e')\n"
+    '  File "/opt/conda/lib/python3.11/site-packages/torch/nn/modules/module.py", line 1775, in _call_impl\n'
+    "    return forward_call(*args, **kwargs)\n"
+    "RuntimeError: quantized engine QNNPACK failed for zhang.wei@example-lab.cn at 10.12.0.7 "
+    "(host gpu-node-17.cluster.internal) with ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8 password=S3cr3tPassw0rd",
+    "ValueError: cannot open C:\\Users\\wangfang\\Desktop\\data.csv: Authorization: Bearer abcdef1234567890abcdef "
+    "hf_aBcDeFgHiJkLmNoPqRsTuVwXyZ123456 AKIAIOSFODNN7EXAMPLE user=liuyang fe80::1ff:fe23:4567:890a",
+    "OSError: my_private_weights.safetensors is broken: eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U "
+    "torch version: 2.4.1",
+]
+
+
+def _assert_clean(blob: bytes) -> None:
+    low = blob.lower()
+    for secret, what in SECRETS.items():
+        assert secret.lower().encode() not in low, f"{what} ({secret}) reached the store"
+
+
+CONTEXTUAL = {"liuyang", "wangfang", "S3cr3tPassw0rd"}  # found by where they stand (a path, user=, password=)
+
+
+def test_redaction_removes_every_secret():
+    for secret in set(SECRETS) - CONTEXTUAL:
+        out = redact(f"error near {secret} here")
+        assert secret.lower() not in out.lower(), (secret, out)
+
+
+def test_nothing_personal_reaches_the_sqlite_file(tmp_path, index):
+    path = tmp_path / "gaps.sqlite"
+    store = Store(path=str(path), url="")
+    for text in PASTES:
+        assert record(explain_text(text, index), text, store)
+    store.close()
+    rows = Store(path=str(path), url="").rows()
+    assert len(rows) == 3 and all(r["count"] == 1 for r in rows)
+    assert any(r["torch_version"] == "2.4.1" for r in rows)
+    assert any(r["frames"] == ["torch.nn.modules.module:_call_impl"] for r in rows)
+    blob = b"".join(p.read_bytes() for p in tmp_path.iterdir())  # the database, its WAL and shared memory
+    _assert_clean(blob)
+    assert b"run(token" not in blob and b"forward_call" not in blob  # no code lines
+
+
+def test_answers_that_are_not_gaps_are_not_recorded(tmp_path, index):
+    store = Store(path=str(tmp_path / "g.sqlite"), url="")
+    good = explain_text("RuntimeError: grad can be implicitly created only for scalar outputs", index)
+    assert signature(good) is None and not record(good, "", store)
+    assert not record(explain_text("hello, this is not an error at all", index), "", store)
+
+
+def test_recording_is_off_by_default_and_on_with_tbx_gaps(tmp_path):
+    path = tmp_path / "g.sqlite"
+    env = {**os.environ, "TBX_GAPS_PATH": str(path)}
+    env.pop("TBX_GAPS", None)
+    run = lambda e: subprocess.run([sys.executable, "-m", "explainer", "explain", "--json", "-"], input=PASTES[1], text=True,
+                                   capture_output=True, cwd=ROOT, env=e, timeout=120)
+    assert run(env).returncode == 0 and not path.exists()
+    assert run({**env, "TBX_GAPS": "1"}).returncode == 0 and path.exists()
+    out = subprocess.run([sys.executable, "-m", "explainer", "gaps", "--json"], text=True, capture_output=True, cwd=ROOT, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert '"total": 1' in out.stdout
+
+
+def test_a_failing_store_never_breaks_an_answer(tmp_path, index):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    store = Store(path=str(blocker / "sub" / "g.sqlite"), url="")  # a folder that cannot exist
+    assert record(explain_text(PASTES[1], index), PASTES[1], store) is False
+
+
+def test_concurrent_writers_count_every_gap_once(tmp_path, index):
+    path = str(tmp_path / "g.sqlite")
+    answers = [explain_text(t, index) for t in PASTES]
+    n_threads, per = 8, 25
+
+    def work(i):
+        store = Store(path=path, url="")
+        for k in range(per):
+            record(answers[(i + k) % 3], PASTES[(i + k) % 3], store)
+        store.close()
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(n_threads)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    rows = Store(path=path, url="").rows()
+    assert sum(r["count"] for r in rows) == n_threads * per
+
+
+def test_clusters_group_similar_messages_and_draft_an_entry(tmp_path, index):
+    store = Store(path=str(tmp_path / "g.sqlite"), url="")
+    for n in (3, 4, 5, 6):
+        text = f"RuntimeError: the quantized backend QNNPACK does not support per-channel weights of rank {n}"
+        record(explain_text(text, index), text, store)
+    record(explain_text(PASTES[1], index), PASTES[1], store)
+    found = clusters(store.rows())
+    assert found[0]["count"] == 4 and found[0]["members"] >= 1
+    text = draft(found[0])
+    assert text.startswith("+++\nid = ") and "patterns = [" in text and "qnnpack" in text.lower()
+
+
+def test_the_recorder_writes_off_the_request_thread(tmp_path, index):
+    rec = Recorder(Store(path=str(tmp_path / "g.sqlite"), url=""))
+    answer = explain_text(PASTES[0], index)
+    for _ in range(50):
+        rec.submit(answer, PASTES[0])
+    rec.flush()
+    assert sum(r["count"] for r in rec.store.rows()) == 50
+
+
+def _postgres_url() -> str | None:
+    url = os.environ.get("TBX_TEST_POSTGRES")
+    if not url:
+        return None
+    try:
+        import psycopg
+
+        psycopg.connect(url, connect_timeout=3).close()
+    except Exception:  # noqa: BLE001
+        return None
+    return url
+
+
+def test_postgresql_store_is_private_and_counts_once(index):
+    url = _postgres_url()
+    if not url:
+        pytest.skip("no PostgreSQL server: set TBX_TEST_POSTGRES=postgresql://... (.ci/run starts one)")
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute("drop table if exists gaps")
+    answers = [explain_text(t, index) for t in PASTES]
+
+    def work(i):
+        store = Store(url=url)
+        for k in range(20):
+            record(answers[(i + k) % 3], PASTES[(i + k) % 3], store)
+        store.close()
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    rows = Store(url=url).rows()
+    assert sum(r["count"] for r in rows) == 120
+    with psycopg.connect(url) as con:
+        dump = "\n".join(repr(r) for r in con.execute("select * from gaps").fetchall())
+    _assert_clean(dump.encode())
