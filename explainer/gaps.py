@@ -147,6 +147,9 @@ class Store:
                 import psycopg
 
                 conn = psycopg.connect(self.url, autocommit=True)
+                with conn.transaction():  # concurrent 'create table if not exists' race in PostgreSQL
+                    conn.execute("select pg_advisory_xact_lock(727274)")
+                    conn.execute(_DDL)
             else:
                 import sqlite3
 
@@ -154,7 +157,7 @@ class Store:
                 conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
                 conn.execute("pragma journal_mode=wal")
                 conn.execute("pragma busy_timeout=30000")
-            conn.execute(_DDL)
+                conn.execute(_DDL)
             self._local.conn = conn
         return conn
 
