@@ -209,7 +209,10 @@ def cmd_run(args) -> int:
 def build_parser():
     import argparse
 
+    from . import __version__
+
     p = argparse.ArgumentParser(prog="tbx", description="Explain PyTorch tracebacks in English and Chinese.")
+    p.add_argument("--version", action="version", version=f"tbx {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     langs = ["en", "zh", "both", "auto"]
 
