@@ -26,6 +26,9 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="needs the Python p
 pytest.importorskip("uvicorn", reason="needs uvicorn")
 
 
+pytestmark = pytest.mark.slow
+
+
 @pytest.fixture(scope="module")
 def server(index):
     from api.app import create_app

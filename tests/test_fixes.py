@@ -171,11 +171,12 @@ def test_evidence_context_is_capped():
 
 # -- what tbx verify runs ---------------------------------------------------------------------------
 
-torch = pytest.importorskip("torch")
+slow = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def worker():
+    pytest.importorskip("torch")
     from explainer.verify import Worker
 
     w = Worker()
@@ -191,6 +192,7 @@ def _entry_with(tmp_path, old: str, new: str):
     return read_entry(path)
 
 
+@slow
 def test_verify_catches_a_rewrite_that_does_not_fix_the_reproducers(tmp_path, worker, index):
     from explainer.verify import run_checks
 
@@ -209,6 +211,7 @@ def test_verify_catches_a_rewrite_that_does_not_fix_the_reproducers(tmp_path, wo
     assert any(r.snippet.startswith("rewrite:gradient-argument") and r.status == "pass" for r in results)
 
 
+@slow
 def test_necessity_check_fails_a_fix_that_works_without_its_fix_lines(tmp_path, worker):
     from explainer.verify import run_checks
 
@@ -223,7 +226,9 @@ def test_necessity_check_fails_a_fix_that_works_without_its_fix_lines(tmp_path, 
     assert revert and revert[0].status == "fail" and "still passes" in revert[0].reason
 
 
+@slow
 def test_a_broken_fix_fails_also_under_pythonoptimize(monkeypatch):
+    pytest.importorskip("torch")
     from explainer.verify import Worker, run_snippet
 
     entry = read_entry(KB / "backward-non-scalar-output.md")
@@ -237,6 +242,7 @@ def test_a_broken_fix_fails_also_under_pythonoptimize(monkeypatch):
         w.close()
 
 
+@slow
 def test_the_worker_restores_the_environment(worker):
     from explainer.kb import Snippet
 

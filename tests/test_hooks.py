@@ -112,6 +112,7 @@ def test_time_added_per_cell(shell, capsys):
     assert with_bad - base_bad < 1.0
 
 
+@pytest.mark.slow
 def test_jupyter_kernel_shows_traceback_and_html_answer():
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")

@@ -141,6 +141,7 @@ def explain_check(index):
     return explain_check(index)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("entry,snippet", CASES, ids=[f"{e.id}:{snippet_label(e, s)}" for e, s in CASES])
 def test_snippet(entry, snippet, worker, index):
     """Every check of ``tbx verify`` for one snippet: reproducers raise what they declare on their
@@ -198,6 +199,7 @@ def _assert_filled(entry, answer) -> None:
             assert not leftover.search(prose), (entry.id, lang, leftover.search(prose).group(0))
 
 
+@pytest.mark.slow
 def test_verifier_catches_a_broken_fix_and_a_wrong_message(tmp_path, worker):
     entry = read_entry(KB / "backward-non-scalar-output.md")
     from dataclasses import replace
