@@ -66,7 +66,7 @@ def cmd_explain(args) -> int:
         return EXIT_OK
     from .render import render_terminal
 
-    render_terminal(result, lang=lang)
+    render_terminal(result, lang=lang, full=args.full)
     return EXIT_OK
 
 
@@ -147,6 +147,10 @@ def cmd_lint(args) -> int:
 
 
 def cmd_verify(args) -> int:
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        raise UsageError("tbx verify executes the snippets and needs torch: pip install torch (or the test extra)")
     from .kb import read_all
     from .paths import kb_dir
     from .verify import verify
@@ -220,7 +224,8 @@ def build_parser():
     s.add_argument("file", nargs="?")
     s.add_argument("--json", action="store_true")
     s.add_argument("--lang", choices=langs, default="auto")
-    s.add_argument("--top", type=int, default=3)
+    s.add_argument("--top", type=int, default=3, help="how many entries to consider (default 3)")
+    s.add_argument("--full", action="store_true", help="the whole answer: every cause and fix, the explanation (default: the short answer)")
     s.set_defaults(func=cmd_explain)
 
     s = sub.add_parser("parse", help="print the parsed traceback model")
@@ -328,12 +333,14 @@ def _quick_explain_args(argv: list[str]):
         return None
     import types
 
-    ns = types.SimpleNamespace(command="explain", file=None, json=False, lang="auto", top=3, func=cmd_explain)
+    ns = types.SimpleNamespace(command="explain", file=None, json=False, lang="auto", top=3, full=False, func=cmd_explain)
     rest = list(argv[1:])
     while rest:
         arg = rest.pop(0)
         if arg == "--json":
             ns.json = True
+        elif arg == "--full":
+            ns.full = True
         elif arg in ("--lang", "--top") and rest:
             value = rest.pop(0)
             if arg == "--lang":

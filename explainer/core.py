@@ -72,9 +72,10 @@ def detect_lang(text: str) -> str:
     import locale
     import os
 
-    for var in ("LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE"):
+    # LANGUAGE (a priority list such as "zh_CN:en") comes first, as gettext reads it
+    for var in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"):
         v = os.environ.get(var, "")
-        if v:
+        if v and v.split(":")[0] not in ("C", "POSIX", "C.UTF-8"):
             return "zh" if v.lower().startswith("zh") else "en"
     try:
         loc = locale.getlocale()[0] or ""

@@ -19,6 +19,7 @@ class Options:
     lang: str = "auto"  # en | zh | both | auto
     detail: str = "short"  # short: summary, where, live values and the first fix; full: everything
     enabled: bool = True
+    verbose: bool = False  # also say so (one dim line) when an error is not a PyTorch one it knows
 
 
 OPTIONS = Options(lang=os.environ.get(LANG_ENV, "auto"))
@@ -35,8 +36,17 @@ def _get_index():
     return _index
 
 
+def is_quiet(answer) -> bool:
+    """Nothing to add: no entry answers and the traceback never reached torch (a KeyError in the
+    user's own dict, a NameError)."""
+    if answer.matches:
+        return False
+    return not any(f.library and "torch" in (f.file or "").replace("\\", "/").split("/") for f in answer.parsed.frames)
+
+
 def explanation_markdown(exc: BaseException, *, lang: str | None = None, detail: str | None = None) -> tuple[str, object]:
-    """Markdown explaining ``exc`` (live values included) and the answer behind it."""
+    """Markdown explaining ``exc`` (live values included) and the answer behind it; '' when it has
+    nothing to add (see :func:`is_quiet`) unless ``%explainer verbose`` is on."""
     from .core import detect_lang, explain
     from .live import from_exception, live_facts, live_values
     from .render import answer_markdown, short_markdown
@@ -53,6 +63,11 @@ def explanation_markdown(exc: BaseException, *, lang: str | None = None, detail:
     if lang == "auto":
         lang = detect_lang(parsed.message or "")
     detail = detail or OPTIONS.detail
+    if is_quiet(answer):
+        if not OPTIONS.verbose:
+            return "", answer
+        none = "traceback-explainer：这不是它认识的 PyTorch 错误。" if lang == "zh" else "traceback-explainer: not a PyTorch error it knows."
+        return f"*{none}*\n", answer
     md = answer_markdown(answer, lang=lang) if detail == "full" else short_markdown(answer, lang=lang)
     values = live_values(exc) if answer.matches else []
     if values:
@@ -64,6 +79,8 @@ def explanation_markdown(exc: BaseException, *, lang: str | None = None, detail:
 def _print_explanation(exc: BaseException, file) -> None:
     try:
         md, _ = explanation_markdown(exc)
+        if not md:
+            return
         from rich.console import Console
         from rich.markdown import Markdown
 
@@ -144,6 +161,8 @@ def _ipython_handler(shell, etype, value, tb, tb_offset=None):
 def show_in_ipython(shell, exc: BaseException) -> None:
     try:
         md, _ = explanation_markdown(exc)
+        if not md:
+            return
         if type(shell).__name__ == "ZMQInteractiveShell":  # Jupyter: HTML with a text fallback
             from IPython.display import display
 
@@ -180,3 +199,6 @@ def unload_ipython_extension(shell) -> None:
         shell.custom_exceptions = exceptions
         shell.CustomTB = _handler
     _saved_custom = None
+    from .magics import unregister
+
+    unregister(shell)

@@ -6,7 +6,7 @@ import sys
 
 from .hook import OPTIONS, show_in_ipython
 
-USAGE = "usage: %explainer lang en|zh|both|auto  |  %explainer detail short|full  |  %explainer on|off"
+USAGE = "usage: %explainer lang en|zh|both|auto  |  %explainer detail short|full  |  %explainer on|off  |  %explainer verbose|quiet"
 
 
 def explainer_magic(line: str) -> None:
@@ -17,15 +17,21 @@ def explainer_magic(line: str) -> None:
         OPTIONS.detail = words[1]
     elif words in (["on"], ["off"]):
         OPTIONS.enabled = words[0] == "on"
+    elif words in (["verbose"], ["quiet"]):
+        OPTIONS.verbose = words[0] == "verbose"
     elif words:
         print(USAGE)
         return
-    print(f"traceback-explainer: lang={OPTIONS.lang} detail={OPTIONS.detail} {'on' if OPTIONS.enabled else 'off'}")
+    print(f"traceback-explainer: lang={OPTIONS.lang} detail={OPTIONS.detail} {'on' if OPTIONS.enabled else 'off'}"
+          f"{' verbose' if OPTIONS.verbose else ''}")
 
 
 def make_explain(shell):
-    def explain_magic(line: str) -> None:
-        """%explain: the last exception; %explain TEXT: a pasted traceback."""
+    def explain_magic(line: str, cell: str | None = None) -> None:
+        """%explain: the last exception; %explain TEXT: a pasted traceback; %%explain: the cell's
+        text (a multi-line paste)."""
+        if cell is not None:
+            line = cell
         if line.strip():
             from .core import detect_lang, explain_text
             from .hook import _get_index
@@ -47,6 +53,17 @@ def make_explain(shell):
     return explain_magic
 
 
+MAGICS = (("line", "explainer"), ("line", "explain"), ("cell", "explain"))
+
+
 def register(shell) -> None:
+    explain = make_explain(shell)
     shell.register_magic_function(explainer_magic, magic_kind="line", magic_name="explainer")
-    shell.register_magic_function(make_explain(shell), magic_kind="line", magic_name="explain")
+    shell.register_magic_function(explain, magic_kind="line", magic_name="explain")
+    shell.register_magic_function(explain, magic_kind="cell", magic_name="explain")
+
+
+def unregister(shell) -> None:
+    """Remove every magic :func:`register` added (``%unload_ext explainer``)."""
+    for kind, name in MAGICS:
+        shell.magics_manager.magics[kind].pop(name, None)

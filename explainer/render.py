@@ -11,12 +11,12 @@ LABELS = {
     "en": {"where": "Where", "why": "Why", "causes": "Likely causes", "fixes": "Fixes", "debug": "Check",
            "confidence": "confidence", "docs": "Docs", "parsed": "Parsed", "none": "No known PyTorch error matches this paste.",
            "nearest": "Nearest entries", "ambiguous": "Two entries fit this message about equally well; paste the full traceback to tell them apart.",
-           "other": "Also possible", "found": "In your paste", "example": "Example",
+           "other": "Also possible", "found": "In your paste", "example": "Example", "cause": "Likely cause", "fix": "Fix",
            "replace": "Replace {where} with", "insert": "Insert before {where}", "line": "line {at}", "your_line": "your failing line"},
     "zh": {"where": "出错位置", "why": "原因", "causes": "常见原因", "fixes": "解决办法", "debug": "排查",
            "confidence": "置信度", "docs": "文档", "parsed": "解析结果", "none": "没有找到与这段报错对应的已知 PyTorch 错误。",
            "nearest": "最接近的条目", "ambiguous": "有两个条目都差不多符合这条报错信息，请贴出完整的 traceback 以便区分。",
-           "other": "也可能是", "found": "你的报错里", "example": "示例",
+           "other": "也可能是", "found": "你的报错里", "example": "示例", "cause": "最可能的原因", "fix": "解决办法",
            "replace": "把{where}改成", "insert": "在{where}之前加上", "line": " {at} 这一行", "your_line": "出错的那一行"},
 }
 
@@ -202,7 +202,7 @@ def short_markdown(answer, *, lang: str) -> str:
     (with what points to it) and the best-ranked fix with its code."""
     matches = answer.matches
     if not matches:
-        return LABELS["zh" if lang == "zh" else "en"]["none"] + "\n"
+        return answer_markdown(answer, lang=lang)
     c = matches[0]
     doc = answer.index.entry(c.id)
     values = fix_values(answer, c)
@@ -218,27 +218,38 @@ def short_markdown(answer, *, lang: str) -> str:
         cause = advice["causes"][0] if advice["causes"] else None
         if cause and cause["evidence"] and not cause["ruled_out"]:
             found = "; ".join(e[lg] for e in cause["evidence"] if not e.get("against"))
-            parts.append(f"{L['causes']}: {cause['title'][lg]} ({L['found']}: {found})\n")
+            parts.append(f"{L['cause']}: {cause['title'][lg]} ({L['found']}: {found})\n")
         if advice["fixes"]:
             f = advice["fixes"][0]
-            parts.append(f"{L['fixes']}: {f['title'][lg] or L['fixes']}\n")
+            parts.append(f"{L['fix']}: {f['title'][lg] or L['fix']}\n")
             if f["code"]:
                 parts.append(f"*{_applies_label(f, lg)}*\n\n" + code_block(f["code"]))
     if answer.ambiguous and len(matches) > 1:
         parts.append(f"> {LABELS['zh' if lang == 'zh' else 'en']['ambiguous']} ({code_span(matches[1].id)})\n")
-    parts.append(f"`tbx show {c.id}`\n")
+    more = "全部原因和解决办法" if lang == "zh" else "all causes and fixes"
+    parts.append(f"{more}: `tbx explain --full` · `tbx show {c.id}`\n")
     return "\n".join(parts)
 
 
-def render_terminal(answer, *, lang: str) -> None:
-    from rich.console import Console
-    from rich.markdown import Markdown
-
-    Console().print(Markdown(answer_markdown(answer, lang=lang), code_theme="ansi_dark"))
+def render_terminal(answer, *, lang: str, full: bool = False) -> None:
+    """The answer on stdout: short unless ``full``; styled in a terminal, plain Markdown (no colour,
+    no padding) when piped or under ``NO_COLOR``."""
+    print_markdown(answer_markdown(answer, lang=lang) if full else short_markdown(answer, lang=lang))
 
 
 def print_entry(doc: dict, *, lang: str) -> None:
+    print_markdown(entry_markdown(doc, lang=lang))
+
+
+def print_markdown(md: str, file=None) -> None:
+    import os
+    import sys
+
+    file = file or sys.stdout
+    if not (hasattr(file, "isatty") and file.isatty()) or os.environ.get("NO_COLOR"):
+        file.write("\n".join(line.rstrip() for line in md.rstrip().split("\n")) + "\n")
+        return
     from rich.console import Console
     from rich.markdown import Markdown
 
-    Console().print(Markdown(entry_markdown(doc, lang=lang), code_theme="ansi_dark"))
+    Console(file=file).print(Markdown(md, code_theme="ansi_dark"))

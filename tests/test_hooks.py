@@ -49,17 +49,27 @@ def test_ipython_shows_traceback_then_answer_and_unloads(shell, capsys):
     assert "mat1 and mat2 shapes cannot be multiplied" in text and "matmul-shape-mismatch" in text
     assert "a: shape [4, 20]" in text and "w: shape [10, 5]" in text
 
+    text = run_cell(shell, capsys, OTHER_CELL)  # not a PyTorch error: nothing is added
+    assert "KeyError" in text and "traceback-explainer" not in text and "No known PyTorch error" not in text
+    shell.run_line_magic("explainer", "verbose")
     text = run_cell(shell, capsys, OTHER_CELL)
-    assert "KeyError" in text and "No known PyTorch error" in text
+    assert "KeyError" in text and "not a PyTorch error it knows" in text
+    shell.run_line_magic("explainer", "quiet")
 
     shell.run_line_magic("explainer", "lang zh")
     text = run_cell(shell, capsys, SEED_CELL)
     assert "对非标量张量调用 backward()" in text
 
+    shell.run_cell_magic("explain", "", "Traceback (most recent call last):\n  File \"t.py\", line 3, in <module>\n    loss.backward()\n"
+                         "RuntimeError: grad can be implicitly created only for scalar outputs\n")
+    assert "backward-non-scalar-output" in capsys.readouterr().out
+
     shell.run_line_magic("unload_ext", "explainer")
     text = run_cell(shell, capsys, SEED_CELL)
     assert "grad can be implicitly created" in text and "traceback-explainer" not in text
     assert shell.custom_exceptions == ()
+    magics = shell.magics_manager.magics
+    assert "explain" not in magics["line"] and "explainer" not in magics["line"] and "explain" not in magics["cell"]
 
 
 def test_explain_magic_on_demand(shell, capsys):
