@@ -216,7 +216,7 @@ def _lint_fix(entry: Entry, fix: dict, where: str) -> list[str]:
     if not code and fix["fix_snippets"]:
         out.append(f"{where}: a fix with 'python fix' fences shows the user a 'rewrite' or a 'python template'")
     slugs = [c["slug"] for c in entry.causes]
-    if len(slugs) > 1 and not fix["causes"]:
+    if len(slugs) > 1 and code and not fix["causes"]:
         out.append(f"{where}: name the causes this fix addresses on its fence, e.g. 'causes={slugs[0]}'")
     for c in fix["causes"]:
         if c not in slugs:
