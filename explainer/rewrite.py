@@ -9,6 +9,7 @@ operation per line of a ``rewrite`` fence:
 ``arg CALL N -> TPL``          the N-th positional argument (0-based) of ``CALL(...)`` becomes ``TPL``;
                                ``arg CALL name= -> TPL`` the value of its keyword ``name``
 ``kwarg CALL NAME=VALUE``      add the keyword argument to ``CALL(...)``, or replace its value
+``args CALL -> TPL``           all the arguments of ``CALL(...)`` become ``TPL`` (``{}`` is them)
 ``call CALL -> TPL``           the whole call ``CALL(...)`` becomes ``TPL`` (``{}`` is the call)
 ``value -> TPL``               the statement's value (right-hand side, or the expression) becomes ``TPL``
 ``line -> TPL``                the whole line becomes ``TPL``
@@ -31,7 +32,7 @@ from __future__ import annotations
 import ast
 import re
 
-OPS = ("method", "receiver", "arg", "kwarg", "call", "value", "line", "before")
+OPS = ("method", "receiver", "arg", "args", "kwarg", "call", "value", "line", "before")
 MAX_LINE = 500  # a longer line is not rewritten (its ast could be costly and it is not one statement)
 
 
@@ -43,6 +44,7 @@ _OP = re.compile(
     r"^(?:(?P<method>method)\s+(?P<old>\w+)\s*->\s*(?P<new>\w+)"
     r"|(?P<receiver>receiver)\s+(?P<rmeth>\w+)\s*->\s*(?P<rtpl>\S.*)"
     r"|(?P<arg>arg)\s+(?P<acall>\*|[\w.]+)\s+(?P<aidx>\d+|\w+=)\s*->\s*(?P<atpl>\S.*)"
+    r"|(?P<args>args)\s+(?P<scall>\*|[\w.]+)\s*->\s*(?P<stpl>\S.*)"
     r"|(?P<kwarg>kwarg)\s+(?P<kcall>\*|[\w.]+)\s+(?P<kname>\w+)=(?P<kval>\S.*)"
     r"|(?P<call>call)\s+(?P<ccall>\*|[\w.]+)\s*->\s*(?P<ctpl>\S.*)"
     r"|(?P<value>value)\s*->\s*(?P<vtpl>\S.*)"
@@ -68,6 +70,8 @@ def parse_ops(text: str) -> list[tuple]:
             ops.append(("receiver", g["rmeth"], g["rtpl"].strip()))
         elif g["arg"]:
             ops.append(("arg", g["acall"], g["aidx"], g["atpl"].strip()))
+        elif g["args"]:
+            ops.append(("args", g["scall"], g["stpl"].strip()))
         elif g["kwarg"]:
             ops.append(("kwarg", g["kcall"], g["kname"], g["kval"].strip()))
         elif g["call"]:
@@ -263,6 +267,18 @@ def _edits(op: tuple, stmt: ast.stmt, src: _Source, values: dict[str, str]) -> l
                 close = src.text.rindex(")", s, e)
                 sep = ", " if (c.args or c.keywords) else ""
                 edits.append((close, close, f"{sep}{name}={rep}"))
+            break
+    elif kind == "args":
+        _, spec, tpl = op
+        for c in callees(spec):
+            s, e = src.span(c)
+            fs, fe = src.span(c.func)
+            inner_start = src.text.index("(", fe, e) + 1
+            inner_end = src.text.rindex(")", s, e)
+            rep = fill_template(tpl, src.text[inner_start:inner_end], values)
+            if rep is None:
+                return None
+            edits.append((inner_start, inner_end, rep))
             break
     elif kind == "call":
         _, spec, tpl = op

@@ -28,6 +28,8 @@ CASES = [
     ("arg Linear in_features= -> {m1_cols}", "fc = nn.Linear(in_features=28, out_features=10)", "fc = nn.Linear(in_features=784, out_features=10)"),
     ("kwarg backward retain_graph=True", "loss.backward()", "loss.backward(retain_graph=True)"),
     ("kwarg backward retain_graph=True", "loss.backward(retain_graph=False)", "loss.backward(retain_graph=True)"),
+    ("method view -> flatten\nargs view -> 1", "out = self.fc(x.view(x.size(0), 16 * 5 * 5))", "out = self.fc(x.flatten(1))"),
+    ("args * -> {}, dim=0", "y = torch.cat((a, b))", "y = torch.cat((a, b), dim=0)"),
     ("kwarg sum dim=1", "s = x.sum(0, keepdim=True)", "s = x.sum(0, keepdim=True, dim=1)"),
     ("call from_numpy -> {}.float()", "x = torch.from_numpy(features)", "x = torch.from_numpy(features).float()"),
     ("value -> {}.float()", "h = model(x) + 1", "h = (model(x) + 1).float()"),
