@@ -112,15 +112,15 @@ def advise(doc: dict, parsed, captures: dict, *, live: dict | None = None) -> di
     fixes = []
     for j, f in enumerate(doc.get("fixes", ())):
         mine = [c for c in (f.get("causes") or all_ids) if c in rank] or all_ids
+        contradicted = bool(mine) and all(c in ruled for c in mine)
         applies, code = None, None
-        if f.get("rewrite") and uf is not None:
+        if f.get("rewrite") and uf is not None and not contradicted:  # ruled out: shown as advice only
             res = apply(parse_ops(f["rewrite"]), uf.code, values)
             if res:
                 applies = {"kind": res[0], "file": uf.file, "line": uf.line}
                 code = res[1]
         if code is None:
             code = _example(f, values)
-        contradicted = bool(mine) and all(c in ruled for c in mine)
         best = min((rank[c] for c in mine), default=len(rank))
         fixes.append({
             "id": f["slug"], "title": {"en": f.get("title_en", ""), "zh": f.get("title_zh", "")},

@@ -145,8 +145,8 @@ def test_causes_and_fixes_are_ranked_by_the_paste():
     first = a["fixes"][0]
     assert first["code"] == "y = x.transpose(0, 1).reshape(-1)"
     assert first["applies"] == {"kind": "replace_line", "file": "train.py", "line": 12}
-    # a fix whose causes the paste rules out is never first, even when its rewrite applies
-    assert a["fixes"][-1]["id"] == "for-third" and a["fixes"][-1]["applies"] is not None
+    # a fix whose causes the paste rules out is never first, and is not offered as a change of the line
+    assert a["fixes"][-1]["id"] == "for-third" and a["fixes"][-1]["applies"] is None
     # without evidence the knowledge base's order stands
     b = advise(DOC, _parsed("z = f(x)"), {})
     assert [c["id"] for c in b["causes"]] == ["first", "second", "third"]
