@@ -2,8 +2,9 @@
 
 For each cause, its evidence (:mod:`explainer.evidence`) is checked against the paste: findings
 that point to it rank it up, a finding that rules it out ranks it last. Each fix addresses some
-causes; it ranks with the best of them, a fix whose causes are all ruled out is never first, and of
-two fixes for the same cause the one that applies to the user's line comes first. A fix's code is
+causes; it ranks with the best of them (the entry's order among fixes of one cause: the safe fix an
+author put first stays first), and a fix whose causes are all ruled out is never first and never
+offered as a change of the line. A fix's code is
 its rewrite applied to the user's failing line (:mod:`explainer.rewrite`); where the rewrite does not
 apply, or the fix is a change elsewhere, the code is the entry's example (filled with the values
 the message gives) and ``applies`` is None: advice, never a half-filled line.
@@ -126,7 +127,7 @@ def advise(doc: dict, parsed, captures: dict, *, live: dict | None = None) -> di
             "id": f["slug"], "title": {"en": f.get("title_en", ""), "zh": f.get("title_zh", "")},
             "text": {"en": f.get("en", ""), "zh": f.get("zh", "")},
             "causes": mine, "code": code, "applies": applies, "verified": bool(f.get("verified")),
-            "_key": (contradicted, best, applies is None, j),
+            "_key": (contradicted, best, j),  # the entry's own order within a cause: a safe fix stays first
         })
     fixes.sort(key=lambda f: f["_key"])
     for item in (*causes, *fixes):
