@@ -18,7 +18,8 @@ operation per line of a ``rewrite`` fence:
 
 ``CALL`` names a callee by its last dotted components (``cross_entropy`` matches
 ``F.cross_entropy`` and ``torch.nn.functional.cross_entropy``), or ``*`` for the line's outermost
-call. ``TPL``/``STMT``/``VALUE`` may use ``{}`` (the text being replaced) and ``{name}`` or
+call of a named callee (``self.fc``, ``criterion``, ``F.relu``): a method called on a call's result
+(``.flatten(1)`` in ``self.pool(self.stem(x)).flatten(1)``) is skipped. ``TPL``/``STMT``/``VALUE`` may use ``{}`` (the text being replaced) and ``{name}`` or
 ``{name|default}``: values captured from the message and read from the line (``target``,
 ``receiver``, ``arg0`` ...; see :func:`code_values`).
 
@@ -204,22 +205,14 @@ def _calls(tree: ast.AST) -> list[ast.Call]:
     return [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
 
 
-def _outermost(stmt: ast.stmt) -> ast.Call | None:
-    value = getattr(stmt, "value", None)
-    if isinstance(value, ast.Call):
-        return value
-    calls = _calls(stmt)
-    return calls[0] if calls else None
-
-
 def _edits(op: tuple, stmt: ast.stmt, src: _Source, values: dict[str, str]) -> list[tuple[int, int, str]] | None:
     """(start, end, replacement) edits of one operation, or None when it does not apply."""
     kind = op[0]
 
     def callees(spec: str) -> list[ast.Call]:
         if spec == "*":
-            c = _outermost(stmt)
-            return [c] if c is not None else []
+            named = [c for c in _calls(stmt) if not (isinstance(c.func, ast.Attribute) and isinstance(c.func.value, (ast.Call, ast.Subscript)))]
+            return named[:1]
         return [c for c in _calls(stmt) if _name_matches(c.func, spec)]
 
     edits: list[tuple[int, int, str]] = []

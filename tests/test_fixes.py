@@ -30,6 +30,7 @@ CASES = [
     ("kwarg backward retain_graph=True", "loss.backward(retain_graph=False)", "loss.backward(retain_graph=True)"),
     ("method view -> flatten\nargs view -> 1", "out = self.fc(x.view(x.size(0), 16 * 5 * 5))", "out = self.fc(x.flatten(1))"),
     ("args * -> {}, dim=0", "y = torch.cat((a, b))", "y = torch.cat((a, b), dim=0)"),
+    ("arg * 0 -> {}[:, :3]", "feats = self.pool(self.stem(x)).flatten(1)", "feats = self.pool(self.stem(x)[:, :3]).flatten(1)"),
     ("kwarg sum dim=1", "s = x.sum(0, keepdim=True)", "s = x.sum(0, keepdim=True, dim=1)"),
     ("call from_numpy -> {}.float()", "x = torch.from_numpy(features)", "x = torch.from_numpy(features).float()"),
     ("value -> {}.float()", "h = model(x) + 1", "h = (model(x) + 1).float()"),
