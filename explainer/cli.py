@@ -274,6 +274,12 @@ def build_parser():
     s.add_argument("--workers", type=int, default=1)
     s.set_defaults(func=cmd_serve)
 
+    s = sub.add_parser("new", help="scaffold kb/ID.md from the catalog line of ID")
+    s.add_argument("id")
+    s.add_argument("--catalog", help="the catalog (default: ../shared/catalog/errors.jsonl or TBX_CATALOG)")
+    s.add_argument("--force", action="store_true", help="overwrite an existing entry")
+    s.set_defaults(func=cmd_new)
+
     s = sub.add_parser("gaps", help="what it could not answer (recorded with TBX_GAPS=1), clustered")
     s.add_argument("--json", action="store_true")
     s.add_argument("--top", type=int, default=10)
@@ -286,6 +292,25 @@ def build_parser():
     s.add_argument("args", nargs=argparse.REMAINDER)
     s.set_defaults(func=cmd_run)
     return p
+
+
+def cmd_new(args) -> int:
+    from .paths import kb_dir
+    from .scaffold import catalog_line, default_catalog, scaffold
+
+    catalog = args.catalog or default_catalog()
+    if not catalog or not os.path.exists(catalog):
+        raise UsageError("no catalog: pass --catalog PATH (one JSON object per line with id, exc_type, message_template ...)")
+    item = catalog_line(args.id, catalog)
+    if item is None:
+        raise UsageError(f"{args.id!r} is not an id of the catalog {catalog}")
+    path = os.path.join(kb_dir(), f"{args.id}.md")
+    if os.path.exists(path) and not args.force:
+        raise UsageError(f"{path} exists (use --force to overwrite)")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(scaffold(item))
+    print(f"wrote {path}: fill in every TODO, then `tbx lint` and `tbx verify {args.id}`")
+    return EXIT_OK
 
 
 def cmd_gaps(args) -> int:

@@ -147,6 +147,12 @@ def lint_entry(entry: Entry, known_ids: set[str], planned: set[str] | None = Non
     if not meta.get("docs"):
         out.append("docs: link at least one page of the official documentation")
     out += _lint_body(entry)
+    try:
+        todo = [n for n, line in enumerate(entry.path.read_text(encoding="utf-8").split("\n"), 1) if "TODO" in line]
+    except (OSError, UnicodeDecodeError):
+        todo = []
+    if todo:
+        out.append(f"line {todo[0]}: 'TODO' left from the scaffold ({len(todo)} line(s)): write what it asks for")
     return out
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -153,3 +154,24 @@ def test_quick_explain_arguments_agree_with_argparse(argv):
         return  # argparse decides (and reports errors)
     full = build_parser().parse_args(argv)
     assert (quick.file, quick.json, quick.lang, quick.top) == (full.file, full.json, full.lang, full.top)
+
+
+def test_new_scaffolds_an_entry_that_lint_rejects_until_written(tmp_path):
+    import json as _json
+
+    catalog = tmp_path / "catalog.jsonl"
+    catalog.write_text(_json.dumps({"id": "bmm-shape-mismatch", "category": "shape", "kind": "error", "exc_type": "RuntimeError",
+                                    "message_template": "Expected size for first two dimensions of batch2 tensor to be: {expected} but got: {actual}.",
+                                    "message_variants": ["RuntimeError: batch1 must be a 3D tensor (executed)"], "frames": []}) + "\n", encoding="utf-8")
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    env = {**os.environ, "TBX_KB": str(kb)}
+    run = lambda *a: subprocess.run([sys.executable, "-m", "explainer", *a], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+    proc = run("new", "bmm-shape-mismatch", "--catalog", str(catalog))
+    assert proc.returncode == 0, proc.stderr
+    text = (kb / "bmm-shape-mismatch.md").read_text(encoding="utf-8")
+    assert '"batch1 must be a 3D tensor"' in text and "## Reproducer" in text and "### zh" in text
+    assert run("new", "bmm-shape-mismatch", "--catalog", str(catalog)).returncode == 2  # no silent overwrite
+    assert run("new", "no-such-id", "--catalog", str(catalog)).returncode == 2
+    lint = run("lint")
+    assert lint.returncode == 1 and "TODO" in lint.stdout
