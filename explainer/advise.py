@@ -18,7 +18,7 @@ import ast
 
 from .evidence import Context, assess
 from .patterns import FILL_FIELD, fill, template_fields
-from .rewrite import apply, code_values, parse_ops
+from .rewrite import RewriteError, apply, code_values, parse_ops
 
 
 def values_for(parsed, captures: dict, live: dict | None = None) -> dict[str, str]:
@@ -39,11 +39,21 @@ def _parses(code: str) -> bool:
         return False
 
 
+def _ops(text: str) -> list[tuple] | None:
+    """A fix's rewrite operations; None for a malformed fence (lint reports it; the answer goes on)."""
+    try:
+        return parse_ops(text)
+    except RewriteError:
+        return None
+
+
 def _example(fix: dict, values: dict[str, str]) -> str | None:
     """The generic example of a fix: its rewrite applied to a reproducer's line (with the message's
     values where it uses them), or its template filled; None when nothing valid comes out."""
     if fix.get("rewrite"):
-        ops = parse_ops(fix["rewrite"])
+        ops = _ops(fix["rewrite"])
+        if ops is None:
+            return None
         message_values = {k: v for k, v in values.items() if k not in _CODE_KEYS}
         for line in fix.get("example_lines", ()):
             res = apply(ops, line, {**code_values(line), **message_values})
@@ -115,8 +125,9 @@ def advise(doc: dict, parsed, captures: dict, *, live: dict | None = None) -> di
         mine = [c for c in (f.get("causes") or all_ids) if c in rank] or all_ids
         contradicted = bool(mine) and all(c in ruled for c in mine)
         applies, code = None, None
-        if f.get("rewrite") and uf is not None and not contradicted:  # ruled out: shown as advice only
-            res = apply(parse_ops(f["rewrite"]), uf.code, values)
+        ops = _ops(f["rewrite"]) if f.get("rewrite") else None
+        if ops and uf is not None and not contradicted:  # ruled out: shown as advice only
+            res = apply(ops, uf.code, values)
             if res:
                 applies = {"kind": res[0], "file": uf.file, "line": uf.line}
                 code = res[1]
