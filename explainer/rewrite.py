@@ -12,9 +12,16 @@ operation per line of a ``rewrite`` fence:
 ``args CALL -> TPL``           all the arguments of ``CALL(...)`` become ``TPL`` (``{}`` is them)
 ``call CALL -> TPL``           the whole call ``CALL(...)`` becomes ``TPL`` (``{}`` is the call)
 ``value -> TPL``               the statement's value (right-hand side, or the expression) becomes ``TPL``
+``bitwise``                    ``a and b`` / ``a or b`` / ``not a`` become ``(a) & (b)`` / ``(a) | (b)`` / ``~(a)``
+                               (tensors combine element-wise; ``and`` asks for one truth value)
 ``line -> TPL``                the whole line becomes ``TPL``
 ``before STMT``                the statement ``STMT`` goes before the line
 =============================  ===========================================================================
+
+``N`` in ``arg`` is a number or a value of the message: ``{pos}`` (0-based) or ``{pos}-1`` (the
+1-based "position 2" torch prints). A compound statement's header (``if x:``, ``while x:``,
+``for b in loader:``, ``with ...:``) is a line too: ``value`` addresses its condition, iterable or
+context expression.
 
 ``CALL`` names a callee by its last dotted components (``cross_entropy`` matches
 ``F.cross_entropy`` and ``torch.nn.functional.cross_entropy``), or ``*`` for the line's outermost
@@ -33,7 +40,7 @@ from __future__ import annotations
 import ast
 import re
 
-OPS = ("method", "receiver", "arg", "args", "kwarg", "call", "value", "line", "before")
+OPS = ("method", "receiver", "arg", "args", "kwarg", "call", "value", "bitwise", "line", "before")
 MAX_LINE = 500  # a longer line is not rewritten (its ast could be costly and it is not one statement)
 
 
@@ -44,11 +51,12 @@ class RewriteError(ValueError):
 _OP = re.compile(
     r"^(?:(?P<method>method)\s+(?P<old>\w+)\s*->\s*(?P<new>\w+)"
     r"|(?P<receiver>receiver)\s+(?P<rmeth>\w+)\s*->\s*(?P<rtpl>\S.*)"
-    r"|(?P<arg>arg)\s+(?P<acall>\*|[\w.]+)\s+(?P<aidx>\d+|\w+=)\s*->\s*(?P<atpl>\S.*)"
+    r"|(?P<arg>arg)\s+(?P<acall>\*|[\w.]+)\s+(?P<aidx>\d+|\w+=|\{\w+\}(?:-1)?)\s*->\s*(?P<atpl>\S.*)"
     r"|(?P<args>args)\s+(?P<scall>\*|[\w.]+)\s*->\s*(?P<stpl>\S.*)"
     r"|(?P<kwarg>kwarg)\s+(?P<kcall>\*|[\w.]+)\s+(?P<kname>\w+)=(?P<kval>\S.*)"
     r"|(?P<call>call)\s+(?P<ccall>\*|[\w.]+)\s*->\s*(?P<ctpl>\S.*)"
     r"|(?P<value>value)\s*->\s*(?P<vtpl>\S.*)"
+    r"|(?P<bitwise>bitwise)"
     r"|(?P<line>line)\s*->\s*(?P<ltpl>\S.*)"
     r"|(?P<before>before)\s+(?P<stmt>\S.*))$"
 )
@@ -79,6 +87,8 @@ def parse_ops(text: str) -> list[tuple]:
             ops.append(("call", g["ccall"], g["ctpl"].strip()))
         elif g["value"]:
             ops.append(("value", g["vtpl"].strip()))
+        elif g["bitwise"]:
+            ops.append(("bitwise",))
         elif g["line"]:
             ops.append(("line", g["ltpl"].strip()))
         else:
@@ -233,6 +243,14 @@ def _edits(op: tuple, stmt: ast.stmt, src: _Source, values: dict[str, str]) -> l
                 break  # the outermost one: ``a.sum().backward()`` has one receiver to change
     elif kind == "arg":
         _, spec, idx, tpl = op
+        if idx.startswith("{"):
+            name, _, minus = idx[1:].partition("}")
+            raw = values.get(name, "")
+            if not raw.strip().isdigit():
+                return None
+            idx = str(int(raw) - (1 if minus == "-1" else 0))
+            if int(idx) < 0:
+                return None
         for c in callees(spec):
             if idx.endswith("="):
                 node = next((k.value for k in c.keywords if k.arg == idx[:-1]), None)
@@ -281,8 +299,18 @@ def _edits(op: tuple, stmt: ast.stmt, src: _Source, values: dict[str, str]) -> l
                 return None
             edits.append((*src.span(c), rep))
             break
+    elif kind == "bitwise":
+        ops_text = {ast.And: "&", ast.Or: "|"}
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.BoolOp):
+                joined = f" {ops_text[type(node.op)]} ".join(f"({src.of(v)})" for v in node.values)
+                edits.append((*src.span(node), joined))
+                break  # the outermost one; nested ones are inside its text
+            if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+                edits.append((*src.span(node), f"~({src.of(node.operand)})"))
+                break
     elif kind == "value":
-        value = getattr(stmt, "value", None)
+        value = _value_of(stmt)
         if value is None:
             return None
         rep = fill_template(op[1], src.operand(value), values)
@@ -295,6 +323,21 @@ def _edits(op: tuple, stmt: ast.stmt, src: _Source, values: dict[str, str]) -> l
             return None
         edits.append((0, len(src.text), rep))
     return edits or None
+
+
+def _value_of(stmt: ast.stmt) -> ast.expr | None:
+    """The expression a ``value`` operation replaces: a right-hand side, an expression statement, or
+    the condition / iterable / context expression of a compound statement's header."""
+    if isinstance(stmt, (ast.If, ast.While)):
+        return stmt.test
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        return stmt.iter
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return stmt.items[0].context_expr if stmt.items else None
+    return getattr(stmt, "value", None)
+
+
+_HEADER = re.compile(r"^(if|while|for|with|async\s+for|async\s+with)\b")
 
 
 def _parses(code: str) -> bool:
@@ -314,8 +357,10 @@ def apply(ops: list[tuple], line: str | None, values: dict[str, str]) -> tuple[s
     text = strip_comment(line.strip())
     if not text or len(text) > MAX_LINE:
         return None
+    # a compound statement's header ("if torch.isnan(out):") parses with a body appended
+    body = " pass" if text.endswith(":") and _HEADER.match(text) else ""
     try:
-        tree = ast.parse(text)
+        tree = ast.parse(text + body)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     if len(tree.body) != 1:
@@ -353,7 +398,7 @@ def apply(ops: list[tuple], line: str | None, values: dict[str, str]) -> tuple[s
     out.append(text[pos:])
     new_line = "".join(out)
     code = "\n".join(before + [new_line])
-    if new_line == text or not _parses(code):
+    if new_line == text or not _parses(code + body):
         return None
     return "replace_line", code
 

@@ -31,6 +31,11 @@ CASES = [
     ("method view -> flatten\nargs view -> 1", "out = self.fc(x.view(x.size(0), 16 * 5 * 5))", "out = self.fc(x.flatten(1))"),
     ("args * -> {}, dim=0", "y = torch.cat((a, b))", "y = torch.cat((a, b), dim=0)"),
     ("arg * 0 -> {}[:, :3]", "feats = self.pool(self.stem(x)).flatten(1)", "feats = self.pool(self.stem(x)[:, :3]).flatten(1)"),
+    ("value -> ({}).any()", "if torch.isnan(out):", "if (torch.isnan(out)).any():"),
+    ("bitwise", "mask = x > 0 and x < 1", "mask = (x > 0) & (x < 1)"),
+    ("bitwise", "keep = not done", "keep = ~(done)"),
+    ("value -> DataLoader({}.dataset, collate_fn=pad)", "for batch in loader:", "for batch in DataLoader(loader.dataset, collate_fn=pad):"),
+    ("arg * {pos}-1 -> torch.as_tensor({})", "loss = F.cross_entropy(logits, labels)", "loss = F.cross_entropy(logits, torch.as_tensor(labels))"),
     ("kwarg sum dim=1", "s = x.sum(0, keepdim=True)", "s = x.sum(0, keepdim=True, dim=1)"),
     ("call from_numpy -> {}.float()", "x = torch.from_numpy(features)", "x = torch.from_numpy(features).float()"),
     ("value -> {}.float()", "h = model(x) + 1", "h = (model(x) + 1).float()"),
@@ -43,7 +48,7 @@ CASES = [
 
 @pytest.mark.parametrize("ops,line,expected", CASES)
 def test_rewrite_operations(ops, line, expected):
-    res = apply(parse_ops(ops), line, {"m1_cols": "784", "arg0": "x", "target": "a.b"})
+    res = apply(parse_ops(ops), line, {"m1_cols": "784", "arg0": "x", "target": "a.b", "pos": "2"})
     if expected is None:
         assert res is None
         return
