@@ -1,0 +1,82 @@
+"""The project's failing scripts run end to end: does the first applicable fix make them pass?
+
+    python tests/bench/fix_scripts.py [--jobs N] [--markdown] [NAME ...]
+
+For each script of ``tests/fix_scripts/``: run it, explain its real traceback, put the first fix
+that applies at its failing line, run it again (see ``tests/fixscripts.py``). Prints a table
+(script, expected entry, top entry, first fix, applied, passed, why not) and the pass rate;
+``--markdown`` prints one line for the README instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from tests.fixscripts import GOAL, SCRIPTS, build_index, pass_rate, run_all, scripts  # noqa: E402
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("names", nargs="*", help="only these scripts (file names, with or without .py)")
+    ap.add_argument("--jobs", type=int, default=2, help="scripts run at a time (default 2)")
+    ap.add_argument("--markdown", action="store_true", help="print the README line only")
+    ap.add_argument("--reasons", action="store_true", help="print why each failing script fails, in full")
+    args = ap.parse_args(argv)
+
+    paths = scripts()
+    if args.names:
+        wanted = {n if n.endswith(".py") else n + ".py" for n in args.names}
+        paths = [p for p in paths if p.name in wanted]
+        missing = wanted - {p.name for p in paths}
+        if missing:
+            print(f"no such script in {SCRIPTS}: {', '.join(sorted(missing))}", file=sys.stderr)
+            return 2
+    started = time.perf_counter()
+    index = build_index()
+    results = run_all(index, paths, jobs=args.jobs)
+    took = time.perf_counter() - started
+    n, m = sum(r["passed"] for r in results), len(results)
+    ids = sum(r["id_ok"] for r in results)
+    applied = sum(r["applied"] for r in results)
+    bad_code = sum(not r["codes_parse"] for r in results)
+    left = sum(bool(r["placeholders"]) for r in results)
+    entries = len({r["expected"] for r in results})
+    if args.markdown:
+        print(
+            f"| project's failing scripts ({m}, {entries} entries) | right entry first {ids}/{m}; "
+            f"a fix applies {applied}/{m}; the first applicable fix makes {n}/{m} pass "
+            f"({100 * pass_rate(results):.0f} %, goal {100 * GOAL:.0f} %); every fix's code parses: "
+            f"{'yes' if not bad_code else f'no ({bad_code} scripts)'}; placeholders left: {left} |"
+        )
+        return 0
+    cols = ("script", "expected", "top id", "first fix", "applied", "passed")
+    rows = [
+        (r["script"][:-3], r["expected"] or "?", r["top"] if r["top"] != r["expected"] else "=", r["fix"] or "-",
+         "yes" if r["applied"] else "no", "PASS" if r["passed"] else "fail")
+        for r in results
+    ]
+    widths = [max(len(c), *(len(str(row[i])) for row in rows)) for i, c in enumerate(cols)]
+    print("  ".join(c.ljust(w) for c, w in zip(cols, widths)))
+    print("  ".join("-" * w for w in widths))
+    for row in rows:
+        print("  ".join(str(v).ljust(w) for v, w in zip(row, widths)))
+    print()
+    for r in results:
+        if not r["passed"]:
+            reason = r["reason"] if args.reasons else r["reason"][:220]
+            print(f"- {r['script']}: {reason}")
+        if not r["codes_parse"] or r["placeholders"]:
+            print(f"- {r['script']}: fix code that does not parse or keeps placeholders: {r['fixes']}")
+    print()
+    print(f"right entry first: {ids}/{m}; a fix applies: {applied}/{m}; passed: {n}/{m} "
+          f"({100 * pass_rate(results):.1f} %, goal {100 * GOAL:.0f} %) over {entries} entries, in {took:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
