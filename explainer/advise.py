@@ -24,7 +24,7 @@ from .rewrite import RewriteError, apply, code_values, parse_ops
 def values_for(parsed, captures: dict, live: dict | None = None) -> dict[str, str]:
     """The values fixes and evidence are filled from: the user's line, the message, the live frame."""
     uf = parsed.user_frame
-    values = code_values(uf.code if uf else None)
+    values = code_values(uf.code if uf else None, getattr(uf, "focus", None) if uf else None)
     values.update({k: v for k, v in captures.items() if v})
     if live:
         values.update({k: v for k, v in live.items() if v not in (None, "")})

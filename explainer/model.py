@@ -57,6 +57,7 @@ class Frame(_Record):
     function: str | None
     code: str | None = None
     library: bool = False
+    focus: str | None = None  # the part of ``code`` Python's carets point at (``self.fc1(x)``), 3.11+
 
 
 class Link(_Record):
@@ -101,7 +102,7 @@ class Parsed(_Record):
             "message": self.message,
             "frames": [f._asdict() for f in self.frames],
             "chain": [c._asdict() for c in self.chain],
-            "user_frame": {k: getattr(uf, k) for k in ("file", "line", "function", "code")} if uf else None,
+            "user_frame": {k: getattr(uf, k) for k in ("file", "line", "function", "code", "focus")} if uf else None,
             "signals": [s._asdict() for s in self.signals],
             "others": [o._asdict() for o in self.others],
             "format": self.format,

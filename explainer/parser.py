@@ -265,6 +265,17 @@ _FRAME_RES = [
 ]
 _ARROW = re.compile(r"^\s*-+>\s*(?P<line>\d+)\s(?P<code>.*)$")
 _IPY_CONTEXT = re.compile(r"^\s{2,}\d+\s")
+def caret_focus(code_line: str, marker_line: str) -> str | None:
+    """The part of a code line that Python 3.11+'s ``^^^~~~`` line under it points at, or None.
+    Plain string scanning (no regular expression): the columns of the first and last marker."""
+    if len(marker_line) > 2000 or not marker_line.strip() or marker_line.strip(" ^~") or "^" not in marker_line:
+        return None
+    start = len(marker_line) - len(marker_line.lstrip(" "))
+    end = len(marker_line.rstrip())
+    piece = code_line[start:end].strip()
+    return piece or None
+
+
 _MARKERS = re.compile(r"^\s*[\^~\s]+$")
 _REPEATED = re.compile(r"^\s*\[Previous line repeated \d+ more times?\]")
 _PYTEST_SRC = re.compile(r"^>\s{3,}(?P<code>\S.*)$")
@@ -471,6 +482,7 @@ def _scan(lines: list[str], tags: list[str] | None = None) -> tuple[list[_Event]
                 # a paste cut at the top often starts with the user's own code line
                 frames.append(Frame("<truncated>", None, None, lines[i - 1].strip(), False))
             code = (gd.get("code") or "").strip() or None
+            focus = None
             # the code sits on the next line unless the frame header carried it (flattened pastes)
             if code is None and i + 1 < n:
                 nxt = lines[i + 1]
@@ -478,9 +490,11 @@ def _scan(lines: list[str], tags: list[str] | None = None) -> tuple[list[_Event]
                     if nxt.startswith((" ", "\t")) and not _IPY_CONTEXT.match(nxt):
                         code = nxt.strip()
                         i += 1
+                        if i + 1 < n:
+                            focus = caret_focus(nxt, lines[i + 1])
             file = gd["file"].strip()
             line_no = int(gd["line"]) if gd.get("line") else None
-            frames.append(Frame(file, line_no, (gd.get("func") or "").strip() or None, code, is_library(file)))
+            frames.append(Frame(file, line_no, (gd.get("func") or "").strip() or None, code, is_library(file), focus))
             in_tb = True
             i += 1
             continue

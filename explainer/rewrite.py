@@ -23,6 +23,9 @@ operation per line of a ``rewrite`` fence:
 ``for b in loader:``, ``with ...:``) is a line too: ``value`` addresses its condition, iterable or
 context expression.
 
+Where the paste shows Python 3.11's carets under part of the line, ``*`` is the call they point at
+(the one that failed), and ``arg0``/``call``/``receiver`` are read from it.
+
 ``CALL`` names a callee by its last dotted components (``cross_entropy`` matches
 ``F.cross_entropy`` and ``torch.nn.functional.cross_entropy``), or ``*`` for the line's outermost
 call of a named callee (``self.fc``, ``criterion``, ``F.relu``): a method called on a call's result
@@ -138,7 +141,7 @@ def strip_comment(line: str) -> str:
     return line.rstrip()
 
 
-def code_values(line: str | None) -> dict[str, str]:
+def code_values(line: str | None, focus: str | None = None) -> dict[str, str]:
     """Names in the user's code line, read with ``ast`` (never executed)."""
     out: dict[str, str] = {}
     if not line:
@@ -159,7 +162,11 @@ def code_values(line: str | None) -> dict[str, str]:
         out["target"] = ast.unparse(stmt.targets[0])
     elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
         out["target"] = ast.unparse(stmt.target)
-    call = value if isinstance(value, ast.Call) else next((n for n in ast.walk(stmt) if isinstance(n, ast.Call)), None)
+    call = _focused(stmt, focus) if focus else None
+    if call is not None:
+        out["focus"] = focus
+    else:
+        call = value if isinstance(value, ast.Call) else next((n for n in ast.walk(stmt) if isinstance(n, ast.Call)), None)
     try:
         if call is not None:
             out["call"] = ast.unparse(call.func)
@@ -171,6 +178,22 @@ def code_values(line: str | None) -> dict[str, str]:
         pass
     return out
 
+
+
+def _focused(stmt: ast.stmt, focus: str) -> ast.Call | None:
+    """The call of the statement that Python's carets point at (the one that failed), if any."""
+    try:
+        want = ast.unparse(ast.parse(focus.strip(), mode="eval").body)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Call):
+            try:
+                if ast.unparse(node) == want:
+                    return node
+            except (ValueError, RecursionError):
+                return None
+    return None
 
 
 def _dotted(node: ast.AST) -> str:
@@ -221,6 +244,9 @@ def _edits(op: tuple, stmt: ast.stmt, src: _Source, values: dict[str, str]) -> l
 
     def callees(spec: str) -> list[ast.Call]:
         if spec == "*":
+            focused = _focused(stmt, values["focus"]) if values.get("focus") else None
+            if focused is not None:
+                return [focused]  # Python's carets say which call failed
             named = [c for c in _calls(stmt) if not (isinstance(c.func, ast.Attribute) and isinstance(c.func.value, (ast.Call, ast.Subscript)))]
             return named[:1]
         return [c for c in _calls(stmt) if _name_matches(c.func, spec)]

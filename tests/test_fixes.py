@@ -78,6 +78,27 @@ def code_values_of(line):
     return code_values(line)
 
 
+def test_carets_point_the_rewrite_at_the_call_that_failed():
+    from explainer.parser import parse_text
+
+    paste = (
+        "Traceback (most recent call last):\n"
+        '  File "model.py", line 6, in forward\n'
+        "    return torch.relu(self.hidden(x).float())\n"
+        "                      ^^^^^^^^^^^^^^\n"
+        "RuntimeError: mat1 and mat2 must have the same dtype, but got Double and Float\n"
+    )
+    uf = parse_text(paste).user_frame
+    assert uf.focus == "self.hidden(x)"
+    from explainer.rewrite import code_values
+
+    values = code_values(uf.code, uf.focus)
+    assert values["call"] == "self.hidden" and values["arg0"] == "x"
+    assert apply(parse_ops("arg * 0 -> {}.float()"), uf.code, values)[1] == "return torch.relu(self.hidden(x.float()).float())"
+    # without carets: the outermost call of a named callee
+    assert apply(parse_ops("arg * 0 -> {}.float()"), uf.code, code_values(uf.code))[1] == "return torch.relu(self.hidden(x).float().float())"
+
+
 def test_malformed_rewrites_are_rejected():
     for bad in ("rename view reshape", "method view reshape", "", "kwarg backward", "arg x -> y"):
         with pytest.raises(RewriteError):

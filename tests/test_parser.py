@@ -20,6 +20,8 @@ CASES = read_cases(FIXTURES / "parser" / "formats.txt")
 def test_parser_fixture(title, paste, expect):
     p = parse_text(paste)
     j = p.as_json()
+    if j["user_frame"] and "user_frame" in expect and "focus" not in (expect["user_frame"] or {}):
+        j["user_frame"].pop("focus")  # the caret focus is checked where a case states it
     for key in ("exc_type", "message", "format", "user_frame"):
         if key in expect:
             assert j[key] == expect[key], f"{title}: {key}"
