@@ -202,7 +202,7 @@ class Matcher:
             if m:
                 add(p, tier, base, why, {k: v.strip() for k, v in m.groupdict().items() if v}, strong)
                 settled = settled or (base >= 0.95 and (tkey is None or tkey in self.types[p.entry_id]))
-            elif len(norm) >= MIN_CUT_CHARS and p.normalized.startswith(norm):
+            elif len(norm) >= MIN_CUT_CHARS and len(norm) < len(p.normalized) and p.normalized.startswith(norm):
                 # a paste cut inside the message ("... cannot be multi"): the template's own beginning
                 add(p, 1, 0.86, "the message is the beginning of the template (the paste was cut)", {}, False)
             elif p.fuzzy_ok and share >= MIN_WORD_SHARE:

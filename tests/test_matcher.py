@@ -237,3 +237,15 @@ def test_pastes_cut_at_the_bottom(index):
     data = explain_text(cut, index).as_json()
     assert data["matches"] == [] and data["parsed"]["user_frame"]["code"] == "loss.backward()"
     assert any(n["id"].startswith("backward-") for n in data["nearest"])  # the telling frame _make_grads
+
+
+def test_a_generic_message_is_not_taken_for_a_cut_template(index):
+    # "'method' object is not iterable" normalises to the same words as any "'X' object is not
+    # iterable": equal is not "cut", so a user's own TypeError is not claimed by the optimizer entry
+    from explainer.core import explain_text
+
+    for name in ("int", "DataLoader", "NoneType"):
+        answer = explain_text(f"TypeError: '{name}' object is not iterable", index)
+        assert not answer.matches or answer.matches[0].id != "optimizer-params-not-iterable", (name, answer.matches)
+    answer = explain_text("TypeError: 'method' object is not iterable", index)
+    assert answer.matches and answer.matches[0].id == "optimizer-params-not-iterable"
