@@ -14,11 +14,9 @@ Everything here is language-neutral: texts come in both languages and the surfac
 
 from __future__ import annotations
 
-import ast
-
 from .evidence import Context, assess
 from .patterns import FILL_FIELD, fill, template_fields
-from .rewrite import RewriteError, apply, code_values, parse_ops
+from .rewrite import RewriteError, apply, code_values, is_valid, parse_ops
 
 
 def values_for(parsed, captures: dict, live: dict | None = None) -> dict[str, str]:
@@ -29,14 +27,6 @@ def values_for(parsed, captures: dict, live: dict | None = None) -> dict[str, st
     if live:
         values.update({k: v for k, v in live.items() if v not in (None, "")})
     return values
-
-
-def _parses(code: str) -> bool:
-    try:
-        ast.parse(code)
-        return True
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
 
 
 def _ops(text: str) -> list[tuple] | None:
@@ -64,10 +54,10 @@ def _example(fix: dict, values: dict[str, str]) -> str | None:
     if not template.strip():
         return None
     code = fill(template, values).rstrip()
-    if _parses(code) and not template_fields(code):
+    if is_valid(code) and not template_fields(code):
         return code
     code = fill(template, {}).rstrip()  # the defaults: the tested example itself
-    return code if _parses(code) else None
+    return code if is_valid(code) else None
 
 
 _CODE_KEYS = frozenset({"code", "target", "call", "receiver", "arg0", "arg1"})

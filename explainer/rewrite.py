@@ -374,6 +374,15 @@ def _parses(code: str) -> bool:
         return False
 
 
+def is_valid(code: str | None) -> bool:
+    """Whether a fix's code is valid Python: a statement, or the header of a compound statement
+    (``if x.any():``) whose body stays as it is in the user's file."""
+    if not code:
+        return False
+    last = code.rstrip().split("\n")[-1].strip()
+    return _parses(code) or (last.endswith(":") and bool(_HEADER.match(last)) and _parses(code + " pass"))
+
+
 def apply(ops: list[tuple], line: str | None, values: dict[str, str]) -> tuple[str, str] | None:
     """Apply a rewrite to the user's failing line: ``(kind, code)`` where kind is ``replace_line``
     (``code`` replaces the line: any statements to insert, then the changed line) or

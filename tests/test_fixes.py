@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import textwrap
 from dataclasses import replace
 
@@ -15,7 +14,7 @@ from explainer.evidence import Context, EvidenceError, assess, check_expression,
 from explainer.kb import read_entry
 from explainer.model import Frame, Parsed
 from explainer.render import markdown_to_html
-from explainer.rewrite import RewriteError, apply, apply_to_source, parse_ops
+from explainer.rewrite import RewriteError, apply, apply_to_source, is_valid, parse_ops
 
 from .conftest import KB
 
@@ -126,7 +125,7 @@ def test_a_rewrite_either_gives_valid_python_or_does_not_apply(line, ops, junk):
         res = apply(parse_ops("\n".join(ops)), text, code_values(text))
         if res is not None:
             assert res[0] in ("replace_line", "insert_before")
-            ast.parse(res[1])
+            assert is_valid(res[1]), res
             assert "{" not in res[1] or "{" in text
 
 

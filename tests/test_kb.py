@@ -181,10 +181,10 @@ def test_snippet(entry, snippet, worker, index):
 
 def _assert_filled(entry, answer) -> None:
     """No placeholder left in what the user is shown, in either language, and every code parses."""
-    import ast
     import re
 
     from explainer.render import answer_markdown, short_markdown
+    from explainer.rewrite import is_valid
 
     leftover = re.compile(r"(?<!\{)\{[A-Za-z_][A-Za-z0-9_]*(\|[^{}\n]*)?\}(?!\})")
     for lang in ("en", "zh"):
@@ -193,7 +193,7 @@ def _assert_filled(entry, answer) -> None:
         for fix in m["fixes"]:
             assert fix["code"] is None or not leftover.search(fix["code"]), (entry.id, fix)
             if fix["code"] is not None:
-                ast.parse(fix["code"])
+                assert is_valid(fix["code"]), (entry.id, fix)
         for text in (m["rendered"]["markdown"], answer_markdown(answer, lang=lang), short_markdown(answer, lang=lang)):
             prose = re.sub(r"```.*?```", "", text, flags=re.S)
             assert not leftover.search(prose), (entry.id, lang, leftover.search(prose).group(0))
