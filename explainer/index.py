@@ -15,7 +15,7 @@ import sqlite3
 
 from .normalize import cjk_bigrams
 
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "7"  # 6, 7: template regexes compiled linear (explainer/patterns.py)
 _JSON_COLUMNS = ("exception_types", "frames", "signals", "excludes")
 
 
