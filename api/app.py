@@ -6,12 +6,21 @@ tests give the app a tiny index through ``index_factory`` or ``app.dependency_ov
 
 Nothing a client sends is logged or stored: the access log drops query strings, error messages
 never quote the request, and the catch-all logs only where an exception was raised.
+
+Load: explanations never run on the event loop. :class:`ExplainPool` runs them in a few threads
+(``max_concurrency``) with a bounded number waiting (``queue``); a request beyond that, or one not
+answered within ``timeout`` seconds, gets 503 in the one error shape with ``Retry-After``. Each
+explanation is itself bounded by the core's 200 ms budget, so the loop keeps answering ``/healthz``
+and the other routes while pastes are explained. Every response carries
+``X-Content-Type-Options: nosniff``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Callable
@@ -20,7 +29,6 @@ from fastapi import APIRouter, Depends, FastAPI, Path as PathParam, Query, Reque
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
-from starlette.concurrency import run_in_threadpool
 
 from explainer.core import explain_text
 from explainer.index import Index, open_index
@@ -39,7 +47,15 @@ from .models import (
 )
 
 MAX_BODY_BYTES = 1 << 20  # 1 MiB: 413 beyond, counted while the body is read
-INLINE_CHARS = 64 * 1024  # longer pastes are explained in a worker thread so the event loop stays free
+# Safe defaults for `tbx serve` (each can be set there): explanations at once (threads: the work is
+# CPU-bound Python, so a few suffice and more only compete with the event loop), explanations
+# waiting, seconds before a request is answered 503, connections uvicorn accepts at once, seconds an
+# idle keep-alive connection is kept.
+DEFAULT_MAX_CONCURRENCY = 4
+DEFAULT_QUEUE = 128
+DEFAULT_TIMEOUT_S = 10.0
+DEFAULT_MAX_CONNECTIONS = 512
+DEFAULT_KEEP_ALIVE_S = 5
 MAX_SEARCH_LIMIT = 50
 CORS_ENV = "TBX_CORS_ORIGINS"  # comma-separated origins, e.g. "https://wiki.example.com"; "*" for any
 STATIC_DIR = Path(__file__).resolve().parent / "static"
@@ -59,6 +75,49 @@ ERRORS = {
     413: {"model": ErrorResponse, "description": "Request body larger than 1 MiB"},
     422: {"model": ErrorResponse, "description": "Malformed JSON, wrong types or values out of range"},
 }
+EXPLAIN_ERRORS = ERRORS | {
+    503: {"model": ErrorResponse, "description": "Overloaded (too many explanations waiting) or not answered in time; retry later"},
+}
+
+
+class Unavailable(Exception):
+    """An explanation refused (``overloaded``) or not finished in time (``timeout``): 503."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class ExplainPool:
+    """Explanations off the event loop: ``max_concurrency`` threads, at most ``queue`` more waiting.
+
+    ``pending`` is only read and written on the event loop, so it needs no lock. A request that would
+    exceed the bound is refused at once (no unbounded queue); one that waits past ``timeout`` is
+    answered 503 and its queued work cancelled (work already running ends within the core's budget).
+    """
+
+    def __init__(self, max_concurrency: int = DEFAULT_MAX_CONCURRENCY, queue: int = DEFAULT_QUEUE, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+        self.max_concurrency = max(1, int(max_concurrency))
+        self.limit = self.max_concurrency + max(0, int(queue))
+        self.timeout = float(timeout)
+        self.pending = 0
+        self.executor = ThreadPoolExecutor(max_workers=self.max_concurrency, thread_name_prefix="tbx-explain")
+
+    async def run(self, fn, *args):
+        if self.pending >= self.limit:
+            raise Unavailable("overloaded", f"too many explanations in progress ({self.limit}); retry in a moment")
+        self.pending += 1
+        try:
+            future = asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
+            try:
+                return await asyncio.wait_for(future, self.timeout)
+            except asyncio.TimeoutError:
+                raise Unavailable("timeout", f"the explanation was not ready within {self.timeout:g} s; retry in a moment") from None
+        finally:
+            self.pending -= 1
+
+    def close(self) -> None:
+        self.executor.shutdown(wait=False, cancel_futures=True)
 
 router = APIRouter()
 
@@ -107,14 +166,16 @@ def _explain(body: ExplainRequest, index: Index, accept_language: str | None) ->
 
 # --- routes -----------------------------------------------------------------------------------
 
-@router.post("/v1/explain", response_model=ExplainResponse, responses=ERRORS, tags=["explain"])
+@router.post("/v1/explain", response_model=ExplainResponse, responses=EXPLAIN_ERRORS, tags=["explain"])
 async def explain(body: ExplainRequest, request: Request, index: Index = Depends(get_index)) -> JSONResponse:
     """Explain a pasted traceback: the `tbx explain --json` result, each match rendered as Markdown
-    and HTML in the asked language with its fix templates filled."""
+    and HTML in the asked language with its fix templates filled. An explanation that ran out of its
+    time budget carries `"partial": true`; 503 when the service is overloaded."""
     accept = request.headers.get("accept-language")
-    if len(body.text) > INLINE_CHARS:
-        return JSONResponse(await run_in_threadpool(_explain, body, index, accept))
-    return JSONResponse(_explain(body, index, accept))
+    try:
+        return JSONResponse(await request.app.state.pool.run(_explain, body, index, accept))
+    except Unavailable as exc:
+        return error_response(503, str(exc), code=exc.code, headers={"Retry-After": "1"})
 
 
 @router.get("/v1/entries", response_model=EntriesResponse, tags=["knowledge base"])
@@ -188,19 +249,44 @@ def _version() -> str:
         return "0.1.0"
 
 
+class NoSniffMiddleware:
+    """``X-Content-Type-Options: nosniff`` on every response (JSON, errors, pages, static files)."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_header(message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"x-content-type-options"]
+                message = {**message, "headers": headers + [(b"x-content-type-options", b"nosniff")]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_header)
+
+
 def create_app(
     index_factory: Callable[[], Index] = open_index,
     *,
     cors_origins: list[str] | None = None,
     max_body: int = MAX_BODY_BYTES,
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+    queue: int = DEFAULT_QUEUE,
+    timeout: float = DEFAULT_TIMEOUT_S,
 ) -> FastAPI:
-    """The app. ``cors_origins``: None reads ``TBX_CORS_ORIGINS``; empty means CORS off (default)."""
+    """The app. ``cors_origins``: None reads ``TBX_CORS_ORIGINS``; empty means CORS off (default).
+    ``max_concurrency``, ``queue`` and ``timeout`` bound the explanations (:class:`ExplainPool`)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         index = index_factory()
         index.matcher  # noqa: B018 - build the matcher now, not on the first request
         app.state.index = index
+        app.state.pool = ExplainPool(max_concurrency, queue, timeout)
         access = logging.getLogger("uvicorn.access")
         quiet = _NoQueryInAccessLog()
         access.addFilter(quiet)
@@ -208,6 +294,7 @@ def create_app(
             yield
         finally:
             access.removeFilter(quiet)
+            app.state.pool.close()
 
     app = FastAPI(
         title="traceback-explainer",
@@ -230,19 +317,44 @@ def create_app(
             allow_headers=["content-type", "accept-language"], max_age=600,
         )
     app.add_middleware(CatchAllMiddleware)
+    app.add_middleware(NoSniffMiddleware)  # outermost: also on the catch-all's 500
     return app
 
 
+_ENV_LIMITS = {"max_concurrency": ("TBX_MAX_CONCURRENCY", int), "queue": ("TBX_QUEUE", int), "timeout": ("TBX_TIMEOUT", float)}
+
+
 def app_factory() -> FastAPI:
-    """For ``uvicorn --factory api.app:app_factory`` and multi-worker ``tbx serve``."""
-    return create_app()
+    """For ``uvicorn --factory api.app:app_factory`` and multi-worker ``tbx serve`` (which passes its
+    limits to the worker processes in ``TBX_MAX_CONCURRENCY``, ``TBX_QUEUE``, ``TBX_TIMEOUT``)."""
+    limits = {k: conv(os.environ[env]) for k, (env, conv) in _ENV_LIMITS.items() if os.environ.get(env)}
+    return create_app(**limits)
 
 
-def serve(host: str = "127.0.0.1", port: int = 8000, workers: int = 1) -> None:
-    """``tbx serve``: uvicorn with one app per worker process, each opening the index read-only."""
+def serve(
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    workers: int = 1,
+    *,
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+    queue: int = DEFAULT_QUEUE,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    keep_alive: float = DEFAULT_KEEP_ALIVE_S,
+) -> None:
+    """``tbx serve``: uvicorn with one app per worker process, each opening the index read-only.
+
+    Limits: ``max_concurrency`` explanations at once and ``queue`` waiting per process, ``timeout``
+    seconds per explanation request (then 503); uvicorn's ``limit_concurrency`` caps connections
+    and tasks (``max_connections``, answered 503 by uvicorn beyond), and ``timeout_keep_alive``
+    closes idle keep-alive connections (slow or idle clients) after ``keep_alive`` seconds."""
     import uvicorn
 
+    limits = {"limit_concurrency": max_connections, "timeout_keep_alive": min(keep_alive, timeout)}
     if workers > 1:
-        uvicorn.run("api.app:app_factory", factory=True, host=host, port=port, workers=workers)
+        for key, (env, _conv) in _ENV_LIMITS.items():
+            os.environ[env] = str({"max_concurrency": max_concurrency, "queue": queue, "timeout": timeout}[key])
+        uvicorn.run("api.app:app_factory", factory=True, host=host, port=port, workers=workers, **limits)
     else:
-        uvicorn.run(create_app(), host=host, port=port)
+        app = create_app(max_concurrency=max_concurrency, queue=queue, timeout=timeout)
+        uvicorn.run(app, host=host, port=port, **limits)

@@ -36,6 +36,7 @@ CODES = {
     415: "unsupported_media_type",
     422: "invalid_request",
     500: "internal_error",
+    503: "unavailable",
 }
 
 

@@ -27,7 +27,16 @@ class ExplainRequest(BaseModel):
     text: Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS, strict=True,
                                description="The paste: a traceback, a log tail, a notebook cell's output.")]
     lang: Lang = Field("auto", description="Language of the answer; `auto` follows the paste, then the Accept-Language header.")
-    top: Annotated[int, Field(ge=1, le=MAX_TOP, strict=True, description="At most this many matches.")] = 3
+    top: Annotated[int, Field(ge=1, le=MAX_TOP, strict=True, description="At most this many matches (an integer; `10.0` is the integer 10, as JSON Schema reads it).")] = 3
+
+    @field_validator("top", mode="before")
+    @classmethod
+    def _integral_number_is_an_integer(cls, v: object) -> object:
+        # The published schema says `"type": "integer"`, and JSON Schema counts 10.0 as an integer:
+        # accept it as 10, as the schema promises. 2.5, true, "3", NaN stay invalid (strict int).
+        if isinstance(v, float) and v.is_integer():
+            return int(v)
+        return v
 
     @field_validator("text", mode="before")
     @classmethod

@@ -16,14 +16,16 @@ class UsageError(Exception):
 
 
 def _read_input(path: str | None) -> str:
-    from .textio import MAX_PASTE_BYTES, decode_bytes, looks_binary, read_limited
+    """The input's text: its last MiB (a regular file is read from its tail; a stream is read up to
+    ``MAX_STREAM_BYTES``, then abandoned with one line on stderr: an endless input never hangs)."""
+    from .textio import MAX_PASTE_BYTES, MAX_STREAM_BYTES, decode_bytes, looks_binary, read_tail
 
     try:
         if path in (None, "-"):
-            data = read_limited(sys.stdin.buffer, MAX_PASTE_BYTES)
+            data, stopped = read_tail(sys.stdin.buffer, MAX_PASTE_BYTES)
         else:
             with open(path, "rb") as f:
-                data = read_limited(f, MAX_PASTE_BYTES)
+                data, stopped = read_tail(f, MAX_PASTE_BYTES)
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
     if looks_binary(data):
@@ -31,6 +33,8 @@ def _read_input(path: str | None) -> str:
     text = decode_bytes(data)
     if not text.strip():
         raise UsageError("empty input: paste a traceback on stdin or name a file")
+    if stopped:
+        print(f"tbx: stopped reading after {MAX_STREAM_BYTES >> 20} MiB (an endless input?); explaining the last MiB read", file=sys.stderr)
     return text
 
 
@@ -200,7 +204,10 @@ def cmd_serve(args) -> int:
     except ImportError as exc:
         raise UsageError(f"tbx serve needs the api extra ({exc.name} is missing): pip install 'traceback-explainer[api]'") from None
 
-    serve(host=args.host, port=args.port, workers=args.workers)
+    if min(args.max_concurrency, args.workers, args.max_connections) < 1 or args.queue < 0 or args.timeout <= 0:
+        raise UsageError("--workers, --max-concurrency and --max-connections must be at least 1, --queue at least 0, --timeout positive")
+    serve(host=args.host, port=args.port, workers=args.workers, max_concurrency=args.max_concurrency,
+          queue=args.queue, timeout=args.timeout, max_connections=args.max_connections)
     return EXIT_OK
 
 
@@ -272,6 +279,11 @@ def build_parser():
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=8000)
     s.add_argument("--workers", type=int, default=1)
+    # the defaults live in api/app.py, which this module does not import before `serve` runs
+    s.add_argument("--max-concurrency", type=int, default=4, help="explanations at once per worker (default 4); more wait in the queue")
+    s.add_argument("--queue", type=int, default=128, help="explanations waiting per worker before 503 (default 128)")
+    s.add_argument("--timeout", type=float, default=10.0, help="seconds per explain request before 503 (default 10)")
+    s.add_argument("--max-connections", type=int, default=512, help="connections accepted at once (uvicorn limit_concurrency; default 512)")
     s.set_defaults(func=cmd_serve)
 
     s = sub.add_parser("new", help="scaffold kb/ID.md from the catalog line of ID")

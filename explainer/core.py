@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .budget import DEFAULT_BUDGET_S, Budget
 from .matcher import AMBIGUOUS_GAP, THRESHOLD
 from .model import Candidate, Parsed, _Record
 from .parser import _lang_hint, parse_text
@@ -12,6 +13,7 @@ class Answer(_Record):
     candidates: tuple[Candidate, ...]  # best first, including those below the threshold
     index: object
     live: dict | None = None  # in the hooks: values of the failing line's frame (explainer.live.live_facts)
+    partial: bool = False  # the time budget ran out: the answer is what was found before it did
 
     @property
     def matches(self) -> tuple[Candidate, ...]:
@@ -52,15 +54,25 @@ class Answer(_Record):
         out = {"parsed": self.parsed.as_json(), "matches": out_matches, "abstained": not out_matches, "ambiguous": self.ambiguous}
         if not out_matches and self.candidates:
             out["nearest"] = [{"id": c.id, "score": c.score} for c in self.candidates[:2]]
+        if self.partial:
+            out["partial"] = True
         return out
 
 
-def explain(parsed: Parsed, index, *, top: int = 3, live: dict | None = None) -> Answer:
-    return Answer(parsed, tuple(index.matcher.match(parsed, top=max(top, 2))[:max(top, 1)]), index, live)
+def explain(parsed: Parsed, index, *, top: int = 3, live: dict | None = None,
+            budget: float | Budget | None = DEFAULT_BUDGET_S) -> Answer:
+    """Rank the entries for a parsed paste within ``budget`` (seconds, a running :class:`Budget`,
+    or None for no deadline); an answer cut by the deadline has ``partial`` set. ``live``: the
+    failing frame's values, in the hooks."""
+    b = budget if isinstance(budget, Budget) else Budget(budget)
+    candidates = index.matcher.match(parsed, top=max(top, 2), budget=b)[: max(top, 1)]
+    return Answer(parsed, tuple(candidates), index, live, b.cut)
 
 
-def explain_text(text: str, index, *, top: int = 3) -> Answer:
-    return explain(parse_text(text), index, top=top)
+def explain_text(text: str, index, *, top: int = 3, budget: float | Budget | None = DEFAULT_BUDGET_S) -> Answer:
+    """Parse and explain ``text``; parsing and matching share one ``budget`` (default 200 ms)."""
+    b = budget if isinstance(budget, Budget) else Budget(budget)
+    return explain(parse_text(text, b), index, top=top, budget=b)
 
 
 

@@ -51,9 +51,12 @@ def explanation_markdown(exc: BaseException, *, lang: str | None = None, detail:
     from .live import from_exception, live_facts, live_values
     from .render import answer_markdown, short_markdown
 
-    parsed = from_exception(exc)
+    from .budget import Budget
+
     index = _get_index()
-    answer = explain(parsed, index, top=3, live=live_facts(exc))
+    budget = Budget()  # parsing and matching together stay within the default budget
+    parsed = from_exception(exc, budget)
+    answer = explain(parsed, index, top=3, live=live_facts(exc), budget=budget)
     if os.environ.get("TBX_GAPS"):
         from .gaps import enabled, record
 

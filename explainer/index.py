@@ -16,7 +16,7 @@ import sys
 
 from .normalize import cjk_bigrams
 
-SCHEMA_VERSION = "6"
+SCHEMA_VERSION = "8"  # 6: fixes and causes for the answer; 7: template regexes compiled linear
 _JSON_COLUMNS = ("exception_types", "frames", "signals", "excludes")
 
 

@@ -20,9 +20,9 @@ from .parser import is_library, parse_text
 MAX_TENSORS = 8
 
 
-def from_exception(exc: BaseException) -> Parsed:
+def from_exception(exc: BaseException, budget=None) -> Parsed:
     text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    return parse_text(text)
+    return parse_text(text, budget)
 
 
 def _user_frame(tb):

@@ -16,6 +16,12 @@ Every message the paste offers (the final one, the chain, the others, the fallba
 exception type, frames and signals. Scores are confidences: see ``calibrate`` in
 :mod:`explainer.evaluate` and the README for how they were checked. Tie-break: higher score, then
 lower tier number, then the entry that matched the final exception, then id.
+
+Bounded time: every regular expression runs on at most ``MAX_REGEX_INPUT`` characters (templates on
+the message's start, signals on its first and last ``MAX_REGEX_INPUT`` characters) and is linear
+(:mod:`explainer.patterns`, :mod:`explainer.attack`); with a :class:`~explainer.budget.Budget`, the
+matcher looks at the deadline between sources, candidate patterns, fuzzy comparisons and signal
+expressions, and stops with what it has once the deadline has passed.
 """
 
 from __future__ import annotations
@@ -45,10 +51,14 @@ WRAPPER_PENALTY = 0.55
 SOURCE_WEIGHT = {"final": 1.0, "cause": 0.97, "context": 0.9, "worker": 0.96, "group": 0.95, "other": 0.88, "line": 0.86}
 
 
+_TYPE_SEP = re.compile(r"\.|::")
+_PATH_SEP = re.compile(r"[\\/]")
+
+
 def _type_key(t: str | None) -> str | None:
     if not t:
         return None
-    return re.split(r"\.|::", t)[-1].lower()
+    return _TYPE_SEP.split(t)[-1].lower()
 
 
 def _sigmoid(x: float) -> float:
@@ -66,7 +76,7 @@ def _required_literal(regex: str) -> str:
 
 class _Pattern:
     __slots__ = ("entry_id", "idx", "raw", "regex_src", "normalized", "tokens", "fuzzy_ok", "specificity",
-                 "literal_start", "required", "head_src", "_rx", "_head")
+                 "literal_start", "required", "head_src", "_rx", "_head", "_rx_search")
 
     def __init__(self, entry_id: str, idx: int, raw: str, regex_src: str, normalized: str, features: dict | None = None) -> None:
         self.entry_id, self.idx, self.raw, self.regex_src, self.normalized = entry_id, idx, raw, regex_src, normalized
@@ -78,12 +88,25 @@ class _Pattern:
         self.required, self.specificity, self.literal_start, self.head_src = f["required"], f["specificity"], f["literal_start"], f["head"]
         self._rx = None
         self._head = None
+        self._rx_search = None
 
     @property
     def rx(self) -> re.Pattern[str]:
         if self._rx is None:
             self._rx = re.compile(self.regex_src, re.IGNORECASE)
         return self._rx
+
+    @property
+    def rx_search(self) -> re.Pattern[str]:
+        """The expression to search with (:func:`explainer.patterns.to_regex` with ``search``)."""
+        if self._rx_search is None:
+            from .patterns import to_regex
+
+            try:
+                self._rx_search = re.compile(to_regex(self.raw, search=True), re.IGNORECASE)
+            except (ValueError, re.error):
+                self._rx_search = self.rx
+        return self._rx_search
 
     @property
     def head(self) -> re.Pattern[str] | None:
@@ -145,7 +168,7 @@ class Matcher:
         best = heapq.nlargest(MAX_CANDIDATE_PATTERNS, scores.items(), key=itemgetter(1))
         return [(i, sc / self.weight[i]) for i, sc in best]
 
-    def _score_source(self, kind: str, exc_type: str | None, message: str) -> dict[str, tuple[float, int, list[str], dict, bool]]:
+    def _score_source(self, kind: str, exc_type: str | None, message: str, budget=None) -> dict[str, tuple[float, int, list[str], dict, bool]]:
         """entry id -> (score, tier, reasons, captures, strong) from one message; ``strong`` when a
         template matched the message itself, not only its opening."""
         out: dict[str, tuple[float, int, list[str], dict, bool]] = {}
@@ -176,7 +199,9 @@ class Matcher:
 
         fuzzy: list[tuple[_Pattern, float]] = []
         settled = False  # a template matched the whole message with a fitting type
-        for pi, share in self._candidate_patterns(norm):
+        for k, (pi, share) in enumerate(self._candidate_patterns(norm)):
+            if k and budget is not None and budget.spent():
+                break
             p = self.patterns[pi]
             tier, base, why, strong = 2, 0.0, "", False
             m = None
@@ -189,7 +214,7 @@ class Matcher:
                     if m:
                         tier, base, why = 1, 0.95, "template matches the start of the message"
                     elif p.literal_start:  # a pattern opening with a placeholder had its chance above
-                        m = p.rx.search(msg)
+                        m = p.rx_search.search(msg)
                         if m:
                             tier, base, why = 1, 0.9, "template found inside the message"
                 if m:
@@ -211,6 +236,8 @@ class Matcher:
         # lower-ranked alternatives, so it is skipped (and rapidfuzz is not even imported).
         if not settled:
             for p, _share in fuzzy:
+                if budget is not None and budget.spent():
+                    break
                 sim = self._similarity(norm, p.normalized)
                 base = 0.93 * _sigmoid((sim - 0.74) * 16)
                 if base >= 0.05:
@@ -239,17 +266,22 @@ class Matcher:
         for f in parsed.frames:
             if not f.function:
                 continue
-            name = re.split(r"[\\/]", f.file)[-1]
+            name = _PATH_SEP.split(f.file)[-1]
             for eid in self.frame_index.get((name, f.function), ()):
                 hits.setdefault(eid, f"telling frame {name}:{f.function}")
         return hits
 
-    def _signals(self, parsed: Parsed) -> dict[str, str]:
+    def _signals(self, parsed: Parsed, budget=None) -> dict[str, str]:
         hits: dict[str, str] = {}
         if not self.signal_rx:
             return hits
-        texts = [(t, t.lower()) for t in [s.text for s in parsed.signals] + [parsed.message or ""]]
+        msg = parsed.message or ""
+        # signal lines are cut at 500 characters by the parser; of the message, its start and its end
+        pieces = [msg[:MAX_REGEX_INPUT]] + ([msg[-MAX_REGEX_INPUT:]] if len(msg) > MAX_REGEX_INPUT else [])
+        texts = [(t, t.lower()) for t in [s.text[:MAX_REGEX_INPUT] for s in parsed.signals] + pieces]
         for eid, rx, literal in self.signal_rx:
+            if budget is not None and budget.spent():
+                break
             for t, low in texts:
                 if literal in low and rx.search(t):
                     hits.setdefault(eid, f"signal line: {t[:80]}")
@@ -257,15 +289,19 @@ class Matcher:
         return hits
 
     # -- merge ------------------------------------------------------------------------------------
-    def match(self, parsed: Parsed, *, top: int = 3) -> list[Candidate]:
+    def match(self, parsed: Parsed, *, top: int = 3, budget=None) -> list[Candidate]:
+        """Ranked candidates; with a ``budget``, what was found before its deadline (``budget.cut``
+        tells whether it was reached)."""
         best: dict[str, list] = {}  # eid -> [score, tier, reasons, captures, from_final, strong]
-        for kind, exc_type, message in self._sources(parsed):
-            for eid, (score, tier, reasons, caps, strong) in self._score_source(kind, exc_type, message).items():
+        for n, (kind, exc_type, message) in enumerate(self._sources(parsed)):
+            if n and budget is not None and budget.spent():
+                break
+            for eid, (score, tier, reasons, caps, strong) in self._score_source(kind, exc_type, message, budget).items():
                 cur = best.get(eid)
                 if cur is None or score > cur[0]:
                     best[eid] = [score, tier, reasons, caps, kind == "final", strong]
         frames = self._frames(parsed)
-        signals = self._signals(parsed)
+        signals = self._signals(parsed, budget)
         for eid, why in frames.items():
             if eid in best:
                 s = best[eid][0]

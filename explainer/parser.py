@@ -11,15 +11,24 @@ The work happens in three passes over bounded input:
 3. *assemble*: pick the exception the user should read first, the chain before it, the other
    tracebacks in the paste, and mark library frames.
 
-Every regular expression here is linear: no nested quantifiers over the same characters, and lines
-are capped in length before they are matched.
+Every regular expression here is linear: no two quantifiers can take the same characters (where
+they could, the first one is possessive, ``*+`` / ``++``, or the work is done in plain code), lines
+are capped at ``MAX_LINE`` before they are matched and the paste at ``MAX_CHARS``.
+``tests/test_reliability.py`` attacks every expression of this module at those caps with the inputs
+of :mod:`explainer.attack`.
+
+A :class:`~explainer.budget.Budget` bounds the time of one parse: it is checked between the passes
+and every ``_SCAN_CHECK_EVERY`` lines of the scan; once it is spent, the scan goes on with the last
+``_SCAN_TAIL_LINES`` lines only (the final exception is at the end) and the answer is marked partial.
 """
 
 from __future__ import annotations
 
 import re
 
+from .budget import PARSE_RESERVE, Budget
 from .model import Frame, Link, Other, Parsed, Signal
+from .textio import strip_controls
 
 
 class _Lazy:
@@ -40,11 +49,11 @@ class _Lazy:
 MAX_CHARS = 300_000  # keep the tail of longer pastes: the final exception is at the end
 MAX_LINE = 6_000  # longer lines are cut (a message's identifying words come first)
 MAX_MESSAGE_LINES = 40
+MAX_NOTEBOOK_STRINGS = 20_000  # strings read from a notebook's cut JSON (a traceback has far fewer)
 
 # ---------------------------------------------------------------------------------------------
 # pass 1: cleaning
 
-_ANSI = _Lazy(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _FENCE = re.compile(r"^\s*(```|~~~)[\w+-]*\s*$")
 _PREFIXES = [
     r"^\[(?:rank|default|local_rank)?\d+\]\s*:\s?",  # [rank0]: / [default1]: / [0]:
@@ -59,13 +68,31 @@ _PREFIXES = [
     r"^\*\*\* ",  # pdb / ipdb print exceptions as "*** RuntimeError: ..."
     r"^\d{1,3}: (?=\s*(?:File |Traceback|\w+Error|\[rank))",  # srun -l / torchrun "0: "
 ]
-_RICH_BORDER = re.compile(r"^\s*[│┃|]\s?(.*?)\s*[│┃|]?\s*$")
 _RICH_EDGE = re.compile(r"^\s*[╭╰┏┗+][─━\-]")
-_GROUP_BAR = re.compile(r"^(\s*\|\s?)+")  # ExceptionGroup boxes (3.11+)
+_GROUP_BAR = re.compile(r"^(?:\s*+\|)++\s?")  # ExceptionGroup boxes (3.11+)
 _GROUP_SEP = re.compile(r"^\s*\+[-+]+( \d+ -+| \.\.\.)")
 
 
 _ANY_PREFIX = re.compile("|".join(f"(?:{p})" for p in _PREFIXES))
+
+
+_BORDERS = "│┃|"
+
+
+def _rich_content(line: str) -> str:
+    """The text inside a rich box line ``│ text │``: the left border and one space after it, and a
+    right border with the whitespace around it, removed (plain code: as a regular expression,
+    ``^\\s*[│┃|]\\s?(.*?)\\s*[│┃|]?\\s*$`` is cubic on a line of spaces)."""
+    s = line.lstrip()
+    if not s or s[0] not in _BORDERS:
+        return line
+    s = s[1:]
+    if s[:1].isspace():
+        s = s[1:]
+    s = s.rstrip()
+    if s and s[-1] in _BORDERS:
+        s = s[:-1].rstrip()
+    return s
 
 
 def _split_prefix(line: str) -> tuple[str, str]:
@@ -117,17 +144,29 @@ def _from_notebook_json(text: str) -> str | None:
     if found:
         return found[-1]
     # not valid JSON (cut by the paste): unescape the traceback strings one by one
-    m = re.search(r'"traceback"\s*:\s*\[', text)
+    m = _TB_KEY.search(text)
     if not m:
         return None
-    parts = re.findall(r'"((?:[^"\\\n]|\\.)*)"', text[m.end() :])
+    # a string that is not closed before the end of its line is skipped (as a search for closed
+    # strings would, which retried from every escaped quote inside it: quadratic)
+    from itertools import islice
+
+    found_strings = islice(_JSON_STRING.finditer(text, m.end()), 4 * MAX_NOTEBOOK_STRINGS)
+    parts = [sm.group(1) for sm in found_strings if sm.group(2)][:MAX_NOTEBOOK_STRINGS]
     out = []
     for p in parts:
+        if "\\" not in p:
+            out.append(p)  # nothing to unescape (json.loads would return it unchanged)
+            continue
         try:
             out.append(json.loads(f'"{p}"'))
         except ValueError:
             out.append(p)
     return "\n".join(out) if out else None
+
+
+_TB_KEY = re.compile(r'"traceback"\s*+:\s*+\[')
+_JSON_STRING = re.compile(r'"((?:[^"\\\n]|\\.)*+)(")?')
 
 
 # Markers that start a new line in a paste that lost its newlines.
@@ -179,9 +218,10 @@ _FRAME_INLINE = _Lazy(
 )
 
 
-def clean(text: str) -> tuple[list[str], set[str], list[str]]:
+def clean(text: str, budget: Budget | None = None) -> tuple[list[str], set[str], list[str]]:
     """Lines ready for scanning, the format hints met on the way, and each line's prefix shape
-    (its prefixes with the numbers taken out: lines of one message share it)."""
+    (its prefixes with the numbers taken out: lines of one message share it). Once ``budget`` is
+    spent only the last ``_TAIL_LINES`` lines are cleaned."""
     hints: set[str] = set()
     if len(text) > MAX_CHARS:
         text = text[-MAX_CHARS:]
@@ -191,13 +231,23 @@ def clean(text: str) -> tuple[list[str], set[str], list[str]]:
         text = nb
         hints.add("jupyter")
     if "\x1b" in text:
-        text = _ANSI.sub("", text)
         hints.add("ansi")
+    text = strip_controls(text)  # colours for matching; escape sequences never reach a terminal
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u00a0", " ").replace("\ufeff", "")
     raw_lines = text.split("\n")
     lines: list[str] = []
     tags: list[str] = []
-    for raw in raw_lines:
+    k, n_raw, next_check, chars = 0, len(raw_lines), 0, 0
+    while k < n_raw:
+        raw = raw_lines[k]
+        if budget is not None:
+            chars += min(len(raw), MAX_LINE)
+            if k >= next_check or chars > _CHECK_CHARS:
+                next_check, chars = k + _CHECK_LINES, 0
+                if k < n_raw - _TAIL_LINES and budget.spent(PARSE_RESERVE):
+                    k = n_raw - _TAIL_LINES  # out of time: clean the end of the paste only
+                    continue
+        k += 1
         line = raw[:MAX_LINE].rstrip()
         if _FENCE.match(line):
             continue
@@ -205,10 +255,8 @@ def clean(text: str) -> tuple[list[str], set[str], list[str]]:
             hints.add("rich")
             continue
         if line.lstrip().startswith(("│", "┃")):
-            m = _RICH_BORDER.match(line)
-            if m:
-                line = m.group(1)
-                hints.add("rich")
+            line = _rich_content(line)
+            hints.add("rich")
         if _GROUP_SEP.match(line):
             lines.append("+--group--")
             tags.append("")
@@ -220,7 +268,7 @@ def clean(text: str) -> tuple[list[str], set[str], list[str]]:
         if prefix:
             if stripped.startswith(("E ", "E\t")) or line.startswith("E "):
                 hints.add("pytest")
-            elif re.match(r"^\[(?:rank|default)", line):
+            elif _DISTRIBUTED.match(line):
                 hints.add("distributed_prefixed")
             line = stripped
         lines.append(line)
@@ -276,7 +324,7 @@ def caret_focus(code_line: str, marker_line: str) -> str | None:
     return piece or None
 
 
-_MARKERS = re.compile(r"^\s*[\^~\s]+$")
+_MARKERS = re.compile(r"^[\^~\s]++$")
 _REPEATED = re.compile(r"^\s*\[Previous line repeated \d+ more times?\]")
 _PYTEST_SRC = re.compile(r"^>\s{3,}(?P<code>\S.*)$")
 _PYTEST_LOC = re.compile(r"^(?P<file>[^\s:][^:\n]*\.py):(?P<line>\d+): (?P<type>\w+)$")
@@ -294,9 +342,22 @@ _INLINE_EXC = _Lazy(
     r"(?P<open>\*\*|[`'\"“‘「]?)(?<![\w.])(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))\s*[:：]\s"
 )
 _CLOSERS = {"**": "**", "`": "`", "'": "'", '"': '"', "“": "”", "‘": "’", "「": "」"}
+# the closing quote of an inline message: followed by a space, punctuation or the end
+_CLOSING = {c: re.compile(re.escape(c) + r"(?=\s|[.,;:)!?]|$)") for c in set(_CLOSERS.values())}
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
+_DISTRIBUTED = re.compile(r"^\[(?:rank|default)")
+_CODEISH = re.compile(r"[.(=\[]")
+_PARAGRAPH = re.compile(r"^(?:[A-Z][a-z]+ |\(\d\) |from user code:)")
+_TYPE_SEP = re.compile(r"\.|::")
+_CAMEL = re.compile(r"^[A-Z]\w*$")
+_N_FRAMES = re.compile(r"^\s*+\d++ frames?\s*$")
+_ELLIPSIS = re.compile(r"^\s*+\.\.\.\s*$")
+_WHAT_INLINE = re.compile(r"what\(\):\s*+(?P<msg>.*)$")
 _CPP = re.compile(r"^\s*(?:Exception raised from .* \(most recent call first\):|frame #\d+: )")
 _SIGNAL_RES = [
-    ("cuda_assert", _Lazy(r"Assertion `?.{0,400}`? failed\.|device-side assert|CUDA kernel errors", re.I)),
+    # (an assertion's text stops at the next "Assertion": a match from an earlier one would also be
+    # one from that later one, and each character is then scanned from one start only)
+    ("cuda_assert", _Lazy(r"Assertion `?(?:(?!Assertion)[^\n]){0,400}`? failed\.|device-side assert|CUDA kernel errors", re.I)),
     ("nccl", _Lazy(r"\bNCCL\b|ProcessGroupNCCL|Watchdog caught collective|ncclUnhandled|ncclSystemError|ncclInternalError", re.I)),
     ("signal", _Lazy(r"killed by signal|Segmentation fault|Bus error|core dumped|SIGKILL|SIGSEGV|SIGBUS|SIGABRT|Received signal|exitcode\s*:\s*-\d+|Killed$|OOM[- ]killer|out of shared memory|shm", re.I)),
     ("terminate", _Lazy(r"terminate called after throwing")),
@@ -306,9 +367,10 @@ _SIGNAL_RES = [
 _SIGNAL_WORDS = re.compile(
     "assert|cuda kernel|nccl|watchdog|killed|segmentation|bus error|core dumped|sig|exitcode|oom|shm|shared memory|terminate called"
 )
+# ("site-packages" anywhere makes a path a library path, so "/torch/" needs no look-ahead for it)
 _LIB = re.compile(
     r"(?:site-packages|dist-packages|[\\/]lib[\\/]python\d[\d.]*[\\/]|[\\/]Lib[\\/]|[\\/]pkgs[\\/]|"
-    r"^<frozen |[\\/]torch[\\/](?!.*[\\/]site-packages)|^torch[\\/]|[\\/]importlib[\\/]|[\\/]\.pyenv[\\/]versions[\\/][^\\/]+[\\/]lib[\\/])"
+    r"^<frozen |[\\/]torch[\\/]|^torch[\\/]|[\\/]importlib[\\/]|[\\/]\.pyenv[\\/]versions[\\/][^\\/]+[\\/]lib[\\/])"
 )
 
 
@@ -331,7 +393,7 @@ class _Event:
 
 def _is_code(line: str) -> bool:
     text = line.strip()
-    if not text or len(text) > 200 or text.endswith(":") or not re.search(r"[.(=\[]", text) or not text.isascii():
+    if not text or len(text) > 200 or text.endswith(":") or not _CODEISH.search(text) or not text.isascii():
         return False  # ("Traceback (most recent call last):" is the usual line before a first frame)
     try:
         compile(text, "<paste>", "exec", dont_inherit=True)  # a syntax check only: never executed
@@ -348,9 +410,13 @@ def _trim_commentary(first: str) -> str:
     poster's comment ("... scalar outputs，请问怎么解决？"); a quoted Chinese path is not cut."""
     if not first or not first[0].isascii() or first.isascii():
         return first
+    pos = singles = doubles = 0  # quotes before the current character, counted once
     for m in _CJK_OR_FULLWIDTH.finditer(first):
-        before = first[: m.start()]
-        if before.count("'") % 2 == 0 and before.count('"') % 2 == 0:
+        singles += first.count("'", pos, m.start())
+        doubles += first.count('"', pos, m.start())
+        pos = m.start()
+        if singles % 2 == 0 and doubles % 2 == 0:
+            before = first[: m.start()]
             # a few ASCII words then Chinese is a translated message ("mat1 和 mat2 形状..."), kept
             return before.rstrip(" ,:;-—(（") if len(before.split()) >= 4 else first
     return first
@@ -369,7 +435,7 @@ def _continues(line: str) -> bool:
         return False
     if _is_exc_line(line):
         return False
-    return bool(re.match(r"^(?:[A-Z][a-z]+ |\(\d\) |from user code:)", s))
+    return bool(_PARAGRAPH.match(s))
 
 
 def _is_exc_line(line: str) -> bool:
@@ -379,11 +445,11 @@ def _is_exc_line(line: str) -> bool:
 
 
 def _looks_like_type(name: str, after_frames: bool) -> bool:
-    last = re.split(r"\.|::", name)[-1]
+    last = _TYPE_SEP.split(name)[-1]
     if name in _KNOWN_TYPES or _EXC_SUFFIX.search(last):
         return True
     # right after a traceback's frames, a dotted CamelCase name is an exception type too
-    return after_frames and bool(re.match(r"^[A-Z]\w*$", last)) and ("." in name or "::" in name)
+    return after_frames and bool(_CAMEL.match(last)) and ("." in name or "::" in name)
 
 
 def _is_structural(line: str) -> bool:
@@ -399,7 +465,12 @@ def _is_structural(line: str) -> bool:
     )
 
 
-def _scan(lines: list[str], tags: list[str] | None = None) -> tuple[list[_Event], list[Signal], set[str]]:
+_CHECK_LINES = 256  # the budget is looked at after this many lines or this many characters
+_CHECK_CHARS = 16_000
+_TAIL_LINES = 400  # once the budget is spent, the lines still read (the end of the paste)
+
+
+def _scan(lines: list[str], tags: list[str] | None = None, budget: Budget | None = None) -> tuple[list[_Event], list[Signal], set[str]]:
     events: list[_Event] = []
     signals: list[Signal] = []
     hints: set[str] = set()
@@ -419,8 +490,18 @@ def _scan(lines: list[str], tags: list[str] | None = None) -> tuple[list[_Event]
         in_tb = False
         pending_relation = None
 
+    next_check, chars = 0, 0
     while i < n:
         line = lines[i]
+        if budget is not None:
+            chars += len(line)
+            if i >= next_check or chars > _CHECK_CHARS:
+                next_check, chars = i + _CHECK_LINES, 0
+                if i < n - _TAIL_LINES and budget.spent(PARSE_RESERVE):
+                    # out of time: go on with the end of the paste, where the final exception is
+                    i = n - _TAIL_LINES
+                    frames, in_tb, pending_relation, pending_type = [], False, None, None
+                    continue
         s = line.strip()
         if not s:
             i += 1
@@ -504,7 +585,7 @@ def _scan(lines: list[str], tags: list[str] | None = None) -> tuple[list[_Event]
             frames[-1] = Frame(last.file, last.line or int(m.group("line")), last.function, last.code or m.group("code").strip() or None, last.library)
             i += 1
             continue
-        if in_tb and (_MARKERS.match(line) or _REPEATED.match(line) or _IPY_CONTEXT.match(line) or re.match(r"^\s*\d+ frames?\s*$", line) or re.match(r"^\s*\.\.\.\s*$", line)):
+        if in_tb and (_MARKERS.match(line) or _REPEATED.match(line) or _IPY_CONTEXT.match(line) or _N_FRAMES.match(line) or _ELLIPSIS.match(line)):
             i += 1
             continue
         m = _PYTEST_SRC.match(line)
@@ -541,7 +622,7 @@ def _scan(lines: list[str], tags: list[str] | None = None) -> tuple[list[_Event]
                 j += 1
             wm = _WHAT.match(lines[j]) if j < n else None
             if wm is None:
-                wm2 = re.search(r"what\(\):\s*(?P<msg>.*)$", s)
+                wm2 = _WHAT_INLINE.search(s)
                 msg = wm2.group("msg") if wm2 else None
                 j = i
             else:
@@ -636,10 +717,10 @@ def _scan(lines: list[str], tags: list[str] | None = None) -> tuple[list[_Event]
                 if opener in ("**", "`"):
                     msg = msg[: msg.rindex(closer)]
                 else:  # the closing quote, not an apostrophe inside a word ("Can't")
-                    end = re.search(re.escape(closer) + r"(?=\s|[.,;:)!?]|$)", msg)
+                    end = _CLOSING[closer].search(msg)
                     msg = msg[: end.start()] if end else msg
             # commentary often goes on after the message: drop the sentences that talk to the reader
-            sentences = re.split(r"(?<=[.!?。！？])\s+", msg.strip())
+            sentences = _SENTENCE_END.split(msg.strip())
             while len(sentences) > 1 and _CHATTY.search(sentences[-1].lower()):
                 sentences.pop()
             add_exc(im.group("type"), " ".join(sentences).strip().strip("*`") or None, kind="inline")
@@ -673,12 +754,16 @@ _CHATTY = _Lazy(
 _WEAK = _Lazy(r"\b(?:not|no|only|instead|freed|requires?|should|while|because)\b")
 
 
+# "a digit, x, a digit" is all the shape test needs to know: written so, it is linear
+_SHAPEISH = _Lazy(r"\d\s*+x\s*+\d|\[\d++(?:, \d++)*+\]|torch\.\w|cuda|tensor")
+
+
 def _error_score(line: str) -> float:
     if line == "python-BaseException":
         return -10.0
     low = line.lower()
     score = len(_ERRORISH.findall(low)) * 2.0 + len(_WEAK.findall(low)) - len(_CHATTY.findall(low)) * 3.0
-    if re.search(r"\d+\s*x\s*\d+|\[\d+(?:, \d+)*\]|torch\.\w+|cuda|tensor", low):
+    if _SHAPEISH.search(low):
         score += 1.0
     return score
 
@@ -714,21 +799,22 @@ def _lang_hint(text: str) -> str | None:
     return "zh" if cjk >= 4 else None
 
 
-def parse_text(text: str) -> Parsed:
-    """Parse any text into the traceback model. Never raises."""
+def parse_text(text: str, budget: Budget | None = None) -> Parsed:
+    """Parse any text into the traceback model. Never raises. With a ``budget``, a parse that runs
+    out of time reads only the end of the paste (``budget.cut`` tells)."""
     try:
-        return _parse(text if isinstance(text, str) else str(text))
+        return _parse(text if isinstance(text, str) else str(text), budget)
     except Exception:  # the parser must never take the surface down; fall back to the last line
         try:
-            last = _fallback_message(text.splitlines()[-50:])
+            last = _fallback_message(strip_controls(text[-MAX_CHARS:]).splitlines()[-50:])
         except Exception:
             last = None
         return Parsed(exc_type=None, message=last, format="unknown")
 
 
-def _parse(text: str) -> Parsed:
-    lines, hints, tags = clean(text)
-    events, signals, scan_hints = _scan(lines, tags)
+def _parse(text: str, budget: Budget | None = None) -> Parsed:
+    lines, hints, tags = clean(text, budget)
+    events, signals, scan_hints = _scan(lines, tags, budget)
     hints |= scan_hints
     errors = [e for e in events if not e.warning and e.kind != "inline"]
     inline = [e for e in events if e.kind == "inline"]

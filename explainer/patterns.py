@@ -1,8 +1,45 @@
-"""Message templates with named placeholders, compiled to regular expressions.
+r"""Message templates with named placeholders, compiled to regular expressions.
 
 Rules (kb/README.md): ``{name}`` matches within one line, lazily; ``{name...}`` matches across lines,
 lazily; ``{{`` and ``}}`` are literal braces; any run of whitespace matches any run of whitespace;
 matching ignores case. A name may appear once per pattern.
+
+**Linear by construction.** The compiled expressions run on pasted text with Python's backtracking
+``re``, so they are built so that no two quantifiers can take the same characters, and so that a
+failed attempt is never retried in a way that cannot succeed:
+
+* a whitespace run compiles to the possessive ``\s++``; a placeholder next to a whitespace run can
+  neither start nor (before one) end with whitespace, so the run and the placeholder never compete
+  for the same characters (the naive ``\s+(?P<x>[^\n]*?)\s+`` is cubic on a run of spaces). An
+  empty placeholder between two runs still needs two whitespace characters, as before, through the
+  look-behind ``(?<=\s\s)``;
+* a placeholder and the literal text after it form an atomic group ``(?>...)``: the placeholder
+  stops at the first place where that literal text matches, and is never stretched to a later one.
+  That is exactly what the lazy placeholder would end up with, whenever the next placeholder can
+  absorb everything this one could (same kind, or a one-line placeholder before a multi-line one):
+  if the rest matches after a later occurrence of the literal, it also matches after the first one,
+  the next placeholder taking the text in between. Without the groups, a pattern with k
+  placeholders is O(n^k) on a near miss. The last placeholder (before the end of a full match) and a
+  multi-line placeholder followed by a one-line one keep plain lazy matching; a multi-line
+  placeholder directly followed by a one-line placeholder can only end at a line break (or be
+  empty), which is again what lazy matching would choose;
+* a placeholder directly followed by another one that can take everything it could stays empty:
+  that is what lazy matching gives, found without trying every length (quadratic);
+* ``search`` (a template found inside a longer message) tries every start; the variant the matcher
+  searches with (``to_regex(..., search=True)``) stops every placeholder before the pattern's
+  opening text, so that no start is scanned over from an earlier start (else a near miss repeated
+  along the message is quadratic). It finds the innermost occurrence: where the first placeholder
+  of a match held the opening again, a match starts at that later opening; a template whose later
+  placeholder would have to hold its own opening text is not "found inside" (the fuzzy tier still
+  compares it);
+* the results are the same matches with the same captures as the plain lazy translation (checked by
+  ``tests/test_reliability.py`` on every pattern of the knowledge base against real messages), and
+  every pattern stays under 10 ms on the adversarial inputs of :mod:`explainer.attack` at the
+  matcher's 2 000-character cap.
+
+Python 3.11's ``re`` has atomic groups and possessive quantifiers, so no other engine is needed; the
+``regex`` module (timeouts) and RE2 (``google-re2``, no backtracking, but no possessive quantifiers
+or look-behind, and an extra compiled dependency) were not needed for any pattern.
 """
 
 from __future__ import annotations
@@ -23,35 +60,104 @@ def placeholders(pattern: str) -> list[str]:
     return [m.group(1) for m in _TOKEN.finditer(pattern) if m.group(1)]
 
 
-def to_regex(pattern: str) -> str:
-    """Translate a template into regular-expression source (no anchors)."""
-    out: list[str] = []
+def _items(pattern: str) -> list[tuple]:
+    """The template as ("lit", text) / ("ws",) / ("ph", name, multi) items; raises PatternError."""
+    items: list[tuple] = []
     seen: set[str] = set()
     pos = 0
+
+    def literal(text: str) -> None:
+        if "{" in text or "}" in text:
+            raise PatternError(f"stray brace in {text!r}: write {{{{ or }}}} for a literal brace")
+        if text:
+            if items and items[-1][0] == "lit":
+                items[-1] = ("lit", items[-1][1] + text)
+            else:
+                items.append(("lit", text))
+
     for m in _TOKEN.finditer(pattern):
-        literal = pattern[pos : m.start()]
-        if "{" in literal or "}" in literal:
-            raise PatternError(f"stray brace in {literal!r}: write {{{{ or }}}} for a literal brace")
-        out.append(re.escape(literal))
+        literal(pattern[pos : m.start()])
         tok = m.group(0)
-        if tok == "{{":
-            out.append(r"\{")
-        elif tok == "}}":
-            out.append(r"\}")
+        if tok in ("{{", "}}"):
+            if items and items[-1][0] == "lit":
+                items[-1] = ("lit", items[-1][1] + tok[0])
+            else:
+                items.append(("lit", tok[0]))
         elif m.group(1):
             name = m.group(1)
             if name in seen:
                 raise PatternError(f"placeholder {{{name}}} appears twice")
             seen.add(name)
-            body = r"[\s\S]*?" if m.group(2) else r"[^\n]*?"
-            out.append(f"(?P<{name}>{body})")
+            items.append(("ph", name, bool(m.group(2))))
         else:
-            out.append(r"\s+")
+            items.append(("ws",))
         pos = m.end()
-    tail = pattern[pos:]
-    if "{" in tail or "}" in tail:
-        raise PatternError(f"stray brace in {tail!r}: write {{{{ or }}}} for a literal brace")
-    out.append(re.escape(tail))
+    literal(pattern[pos:])
+    return items
+
+
+def _literal_regex(items: list[tuple]) -> str:
+    return "".join(re.escape(it[1]) if it[0] == "lit" else r"\s++" for it in items)
+
+
+def to_regex(pattern: str, *, search: bool = False) -> str:
+    """Translate a template into regular-expression source (no anchors); see the module docstring
+    for why it is written this way. ``search``: the variant the matcher searches with, whose first
+    placeholder does not run over the pattern's opening text again (see the module docstring)."""
+    items = _items(pattern)
+    phs = [i for i, it in enumerate(items) if it[0] == "ph"]
+    opening = _literal_regex(items[: phs[0]] if phs else items)
+    # a pattern opening with whitespace starts a match at the start of a run only, not inside it
+    out = [r"(?<!\s)" if items and items[0][0] == "ws" else "", opening]
+    for n, i in enumerate(phs):
+        name, multi = items[i][1], items[i][2]
+        nxt = phs[n + 1] if n + 1 < len(phs) else len(items)
+        tail = items[i + 1 : nxt]  # the literal text up to the next placeholder (or the end)
+        x = r"[\s\S]" if multi else r"[^\n]"
+        if search and opening:
+            x = f"(?:(?!{opening}){x})"
+        after_ws = i > 0 and items[i - 1][0] == "ws"
+        before_ws = bool(tail) and tail[0][0] == "ws"
+        next_single = nxt < len(items) and not items[nxt][2]
+        # atomic with its literal text when the next placeholder can absorb what this one could
+        atomic = bool(tail) and nxt < len(items) and not (multi and next_single)
+        if not tail and nxt < len(items) and (not multi or not next_single):
+            # directly before a placeholder that can take all it could: lazy matching leaves it empty
+            # (if the rest matches with it longer, it matches with it empty, the next one longer)
+            out.append(f"(?P<{name}>)")
+        elif multi and not tail and next_single:
+            # directly before a one-line placeholder: lazy matching only ever stops at a line break
+            out.append(rf"(?P<{name}>(?:[\s\S]*?\n)??)")
+        elif after_ws and before_ws:
+            # non-empty first (what the lazy placeholder after a greedy \s+ tries first), then
+            # empty, which needs the two whitespace runs to be one of at least two characters
+            rest = _literal_regex(tail[1:])
+            first = rf"(?P<{name}>\S(?:{x}*?\S)??)\s++{rest}"
+            out.append(rf"(?:{'(?>' + first + ')' if atomic else first}|(?<=\s\s){rest})")
+        else:
+            if after_ws:
+                body = rf"(?:\S{x}*?)??"
+            elif before_ws:
+                body = rf"(?:{x}*?\S)??"
+            else:
+                body = rf"{x}*?"
+            group = rf"(?P<{name}>{body}){_literal_regex(tail)}"
+            out.append(f"(?>{group})" if atomic else group)
+    return "".join(out)
+
+
+def to_regex_lazy(pattern: str) -> str:
+    """The plain translation (``\\s+`` and lazy placeholders): the reference :func:`to_regex` is
+    checked against. Not used for matching: it backtracks badly on crafted input."""
+    out: list[str] = []
+    for it in _items(pattern):
+        if it[0] == "lit":
+            out.append(re.escape(it[1]))
+        elif it[0] == "ws":
+            out.append(r"\s+")
+        else:
+            body = r"[\s\S]*?" if it[2] else r"[^\n]*?"
+            out.append(f"(?P<{it[1]}>{body})")
     return "".join(out)
 
 

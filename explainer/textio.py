@@ -1,41 +1,93 @@
-"""Turning raw bytes into text the parser can read, within fixed bounds."""
+"""Turning raw bytes into text the parser can read, within fixed bounds.
+
+* Reading keeps the last ``MAX_PASTE_BYTES`` of an input (the final exception is at the end): a
+  regular file is read from its tail (one seek), a stream (a pipe, ``/dev/zero``) is read up to
+  ``MAX_STREAM_BYTES`` at most, so an endless input cannot keep ``tbx explain`` reading forever.
+* Decoding: a UTF-8 or UTF-16 byte-order mark decides (PowerShell's ``2>`` writes UTF-16 with a
+  BOM), then UTF-8, then GB18030 (Chinese Windows consoles), then UTF-8 with replacement.
+* :func:`strip_controls` removes terminal escape sequences and control characters (everything a
+  terminal would act on) so that nothing from a paste reaches the user's terminal.
+"""
 
 from __future__ import annotations
 
+import os
+import re
+import stat
 from typing import BinaryIO
 
 MAX_PASTE_BYTES = 1 << 20  # the tail we keep of a larger input: the final exception is at the end
+MAX_STREAM_BYTES = 64 << 20  # a stream (pipe, device) is read this far at most
 _CHUNK = 1 << 16
+_BOMS = (b"\xff\xfe", b"\xfe\xff")  # UTF-16 LE, BE
 
 
-def read_limited(stream: BinaryIO, limit: int = MAX_PASTE_BYTES) -> bytes:
-    """Read a whole stream but keep only its last ``limit`` bytes (bounded memory)."""
-    buf = bytearray()
-    while True:
-        chunk = stream.read(_CHUNK)
-        if not chunk:
-            break
-        buf += chunk
-        if len(buf) > 2 * limit:
-            del buf[: len(buf) - limit]
+def _drop_partial_line(buf: bytearray) -> None:
+    """The cut fell inside a line (perhaps inside a multi-byte character): drop that line."""
+    cut = buf.find(b"\n")
+    if 0 <= cut < 4096:
+        del buf[: cut + 1]
+
+
+def _finish(head: bytes, buf: bytearray, limit: int, cut: bool) -> bytes:
+    """The kept tail; a UTF-16 input keeps its byte-order mark and its two-byte alignment."""
+    bom = head[:2] if head[:2] in _BOMS else b""
     if len(buf) > limit:
         del buf[: len(buf) - limit]
-        # drop a partial first line: it may start inside a multi-byte character
-        cut = buf.find(b"\n")
-        if 0 <= cut < 4096:
-            del buf[: cut + 1]
+        cut = True
+    if cut and bom:
+        if len(buf) % 2:
+            del buf[:1]
+        return bom + bytes(buf)
+    if cut:
+        _drop_partial_line(buf)
     return bytes(buf)
 
 
+def read_tail(stream: BinaryIO, limit: int = MAX_PASTE_BYTES, max_read: int = MAX_STREAM_BYTES) -> tuple[bytes, bool]:
+    """(the last ``limit`` bytes of ``stream``, whether reading stopped before its end).
+
+    A regular file is read from ``size - limit`` on; any other stream is read in chunks, keeping the
+    last ``limit`` bytes, and abandoned after ``max_read`` bytes (an endless input)."""
+    try:
+        st = os.fstat(stream.fileno())
+        regular = stat.S_ISREG(st.st_mode)
+    except (AttributeError, OSError, ValueError):
+        regular, st = False, None
+    if regular and st.st_size > limit:
+        head = stream.read(2)
+        stream.seek(st.st_size - limit)
+        buf = bytearray(stream.read(limit + 1))
+        return _finish(head, buf, limit, True), False
+    buf = bytearray()
+    head = b""
+    total = 0
+    while True:
+        chunk = stream.read(_CHUNK)
+        if not chunk:
+            return _finish(head, buf, limit, False), False
+        if not head:
+            head = bytes(chunk[:2])
+        total += len(chunk)
+        buf += chunk
+        if len(buf) > 2 * limit:
+            del buf[: len(buf) - limit]
+        if total >= max_read:
+            return _finish(head, buf, limit, True), True
+
+
+def read_limited(stream: BinaryIO, limit: int = MAX_PASTE_BYTES) -> bytes:
+    """The last ``limit`` bytes of a stream (bounded memory, bounded reading)."""
+    return read_tail(stream, limit)[0]
+
+
 def decode_bytes(data: bytes) -> str:
-    """UTF-8, then GB18030 (Chinese Windows consoles), then UTF-8 with replacement."""
+    """A BOM decides (UTF-8, UTF-16), then UTF-8, GB18030 (Chinese Windows consoles), then UTF-8 with
+    replacement."""
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
-    elif data[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        try:
-            return data.decode("utf-16").replace("\x00", "")
-        except UnicodeDecodeError:
-            pass
+    elif data[:2] in _BOMS:
+        return data.decode("utf-16", "replace").replace("\x00", "")
     for encoding in ("utf-8", "gb18030"):
         try:
             text = data.decode(encoding)
@@ -48,9 +100,37 @@ def decode_bytes(data: bytes) -> str:
 
 
 def looks_binary(data: bytes) -> bool:
-    """True when the input is mostly control bytes: an image or an archive, not a paste."""
+    """True when the input is mostly control bytes: an image or an archive, not a paste. UTF-16 text
+    (with its byte-order mark) is judged on its characters, not on its zero bytes."""
     sample = data[:8192]
     if not sample:
         return False
+    if sample[:2] in _BOMS:
+        chars = sample[2 : 2 + (len(sample) - 2) // 2 * 2].decode("utf-16-le" if sample[:2] == b"\xff\xfe" else "utf-16-be", "replace")
+        bad = sum(1 for c in chars if c < " " and c not in "\t\n\x0c\r\x1b")
+        return bad > len(chars) * 0.1
     bad = sum(1 for b in sample if b < 32 and b not in (9, 10, 12, 13, 27))
     return bad > len(sample) * 0.1
+
+
+# Terminal escape sequences and control characters. Each alternative starts with its own
+# character and no two quantifiers overlap, so the expression is linear; what a terminal acts on is
+# removed: CSI (colours, cursor moves, screen clears), OSC (titles, hyperlinks), DCS/SOS/PM/APC
+# strings, the other ESC sequences (ESC c resets the terminal), a lone ESC, the 8-bit CSI, the C0 controls but tab,
+# line feed and carriage return (the parser turns those into line breaks), DEL and the C1 controls.
+_CONTROL = re.compile(
+    r"\x1b\[[0-?]*+[ -/]*+[@-~]"
+    r"|\x1b\][^\x07\x1b]*+(?:\x07|\x1b\\)"
+    r"|\x1b[PX^_][^\x1b]*+\x1b\\"
+    r"|\x1b[ -/]*+[0-~]?"
+    r"|\x9b[0-?]*+[ -/]*+[@-~]?"
+    r"|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
+)
+_HAS_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def strip_controls(text: str) -> str:
+    """``text`` without terminal escape sequences and control characters (tab and line breaks kept)."""
+    if not _HAS_CONTROL.search(text):
+        return text
+    return _CONTROL.sub("", text)

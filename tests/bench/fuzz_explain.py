@@ -1,0 +1,61 @@
+"""Explain many mutated tracebacks (tests/fuzz.py) and report the slowest, with the real index.
+
+    python tests/bench/fuzz_explain.py [COUNT] [--seed N]
+
+Prints the count, the exceptions (there must be none), how many took over 50 ms, how many were cut
+by the 200 ms budget (partial), and the five slowest with their time measured again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from explainer.core import explain_text  # noqa: E402
+from explainer.index import open_index  # noqa: E402
+from tests.fuzz import mutations  # noqa: E402
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("count", nargs="?", type=int, default=100_000)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    index = open_index()
+    explain_text("RuntimeError: warm-up", index)
+    worst: list[tuple[float, int, str]] = []
+    over, partial, errors = 0, 0, 0
+    t_all = time.perf_counter()
+    for i, text in enumerate(mutations(args.count, args.seed)):
+        t0 = time.perf_counter()
+        try:
+            answer = explain_text(text, index)
+        except Exception as exc:  # noqa: BLE001 - counted and shown
+            errors += 1
+            print(f"exception on input {i}: {type(exc).__name__}: {exc}"[:300])
+            continue
+        dt = time.perf_counter() - t0
+        partial += answer.partial
+        if dt > 0.05:
+            # timed again: on a shared machine a pause of the process is not a slow input
+            t1 = time.perf_counter()
+            explain_text(text, index)
+            dt = min(dt, time.perf_counter() - t1)
+            over += dt > 0.05
+        worst = sorted(worst + [(dt, i, text)], reverse=True)[:5]
+        if (i + 1) % 10_000 == 0:
+            print(f"{i + 1} done, worst {worst[0][0] * 1000:.1f} ms, over 50 ms: {over}", flush=True)
+    print(f"{args.count} mutated tracebacks in {time.perf_counter() - t_all:.0f} s: {errors} exceptions, "
+          f"{over} over 50 ms, {partial} partial (budget reached)")
+    for dt, i, text in worst:
+        print(f"  {dt * 1000:7.1f} ms  input {i}  {len(text)} chars  {text[:60]!r}")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

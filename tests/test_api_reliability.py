@@ -1,0 +1,179 @@
+"""The HTTP API under load: explanations off the event loop, 503 in the one error shape when
+overloaded or late, /healthz fast meanwhile, `top` an integer in the schema and in validation,
+`X-Content-Type-Options: nosniff` everywhere, and `tbx serve`'s limits."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+import warnings
+
+import pytest
+
+pytest.importorskip("fastapi", reason="the API needs the `api` extra (fastapi, uvicorn)")
+pytest.importorskip("httpx", reason="the API tests need httpx")
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from fastapi.testclient import TestClient
+
+import api.app as app_module
+from api.app import ExplainPool, Unavailable, create_app
+
+from .test_api import MATMUL, SEED, TINY, assert_error, tiny_index
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    return tiny_index(tmp_path_factory, TINY)
+
+
+def _slow_explain(monkeypatch, seconds: float, started: threading.Event | None = None):
+    real = app_module._explain
+
+    def slow(*args):
+        if started is not None:
+            started.set()
+        time.sleep(seconds)
+        return real(*args)
+
+    monkeypatch.setattr(app_module, "_explain", slow)
+
+
+def test_overload_is_503_in_the_error_shape(tiny, monkeypatch):
+    _slow_explain(monkeypatch, 0.5)
+    app = create_app(lambda: tiny, cors_origins=[], max_concurrency=1, queue=0)
+    with TestClient(app) as client:
+        results = []
+        threads = [threading.Thread(target=lambda: results.append(client.post("/v1/explain", json={"text": SEED}))) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    codes = sorted(r.status_code for r in results)
+    assert codes.count(200) >= 1 and 503 in codes, codes
+    for r in results:
+        if r.status_code == 503:
+            err = assert_error(r, 503, "overloaded")
+            assert r.headers["retry-after"] == "1" and err["message"]
+
+
+def test_a_request_past_the_timeout_is_503(tiny, monkeypatch):
+    _slow_explain(monkeypatch, 1.0)
+    with TestClient(create_app(lambda: tiny, cors_origins=[], timeout=0.2)) as client:
+        r = client.post("/v1/explain", json={"text": SEED})
+    assert_error(r, 503, "timeout")
+
+
+def test_healthz_stays_fast_while_explanations_run(tiny, monkeypatch):
+    started = threading.Event()
+    _slow_explain(monkeypatch, 1.5, started)
+    with TestClient(create_app(lambda: tiny, cors_origins=[])) as client:
+        slow = threading.Thread(target=lambda: client.post("/v1/explain", json={"text": SEED}))
+        slow.start()
+        assert started.wait(10)
+        t0 = time.perf_counter()
+        r = client.get("/healthz")
+        elapsed = time.perf_counter() - t0
+        slow.join()
+    assert r.status_code == 200 and elapsed < 0.5, elapsed  # the explanation holds a thread, not the loop
+
+
+def test_pool_bounds_waiting_work():
+    async def scenario():
+        pool = ExplainPool(max_concurrency=1, queue=1, timeout=5)
+        try:
+            jobs = [asyncio.ensure_future(pool.run(time.sleep, 0.3)) for _ in range(3)]
+            return await asyncio.gather(*jobs, return_exceptions=True)
+        finally:
+            pool.close()
+
+    results = asyncio.run(scenario())
+    refused = [r for r in results if isinstance(r, Unavailable)]
+    assert len(refused) == 1 and refused[0].code == "overloaded"
+
+
+def test_partial_answers_say_so(tiny, monkeypatch):
+    import explainer.core as core
+
+    real = core.explain_text
+    monkeypatch.setattr(app_module, "explain_text", lambda text, index, top=3: real(text, index, top=top, budget=0.0))
+    with TestClient(create_app(lambda: tiny, cors_origins=[])) as client:
+        data = client.post("/v1/explain", json={"text": MATMUL}).json()
+    assert data["partial"] is True and {"parsed", "matches", "abstained", "ambiguous", "lang"} <= set(data)
+
+
+def test_top_is_an_integer_in_the_schema_and_in_validation(tiny):
+    with TestClient(create_app(lambda: tiny, cors_origins=[])) as client:
+        spec = client.get("/openapi.json").json()
+        top = spec["components"]["schemas"]["ExplainRequest"]["properties"]["top"]
+        assert top["type"] == "integer" and top["minimum"] == 1 and top["maximum"] == 10
+        # JSON Schema counts 10.0 as an integer: so does the API
+        r = client.post("/v1/explain", json={"text": MATMUL, "top": 10.0})
+        assert r.status_code == 200, r.text
+        r1 = client.post("/v1/explain", content=b'{"text": "x", "top": 1e0}', headers={"content-type": "application/json"})
+        assert r1.status_code == 200, r1.text
+        for bad in (2.5, 10.5, 11.0, 0.0, True, "3"):
+            assert_error(client.post("/v1/explain", json={"text": "x", "top": bad}), 422)
+
+
+@pytest.mark.parametrize("method,path,body", [
+    ("get", "/healthz", None), ("get", "/v1/entries", None), ("get", "/v1/entries/nope", None),
+    ("post", "/v1/explain", {"text": SEED}), ("post", "/v1/explain", {"text": ""}), ("get", "/nowhere", None),
+    ("get", "/", None), ("get", "/openapi.json", None), ("get", "/v1/search?q=grad", None), ("get", "/static/app.js", None),
+])
+def test_every_response_says_nosniff(tiny, method, path, body):
+    with TestClient(create_app(lambda: tiny, cors_origins=[])) as client:
+        r = getattr(client, method)(path, **({"json": body} if body is not None else {}))
+    assert r.headers.get("x-content-type-options") == "nosniff", (path, r.status_code)
+    assert r.headers.get_list("x-content-type-options") == ["nosniff"]
+
+
+def test_nosniff_on_a_500_too(tiny):
+    app = create_app(lambda: tiny, cors_origins=[])
+
+    @app.get("/boom")
+    async def boom():
+        raise RuntimeError("x")
+
+    with TestClient(app, raise_server_exceptions=False) as client:
+        r = client.get("/boom")
+    assert r.status_code == 500 and r.headers.get("x-content-type-options") == "nosniff"
+
+
+def test_serve_passes_its_limits_to_uvicorn(monkeypatch):
+    import uvicorn
+
+    seen = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(kw, app=app))
+    app_module.serve(port=9, max_concurrency=3, queue=7, timeout=2.5, max_connections=99)
+    assert seen["limit_concurrency"] == 99 and seen["timeout_keep_alive"] == 2.5
+    app_module.serve(port=9, workers=2, max_concurrency=3, queue=7, timeout=30, max_connections=50)
+    assert seen["app"] == "api.app:app_factory" and seen["workers"] == 2 and seen["timeout_keep_alive"] == 5
+    import os
+
+    try:
+        assert os.environ["TBX_MAX_CONCURRENCY"] == "3" and os.environ["TBX_QUEUE"] == "7"
+        assert app_module.app_factory  # the worker processes build their app from these
+    finally:
+        for k in ("TBX_MAX_CONCURRENCY", "TBX_QUEUE", "TBX_TIMEOUT"):
+            os.environ.pop(k, None)
+
+
+def test_tbx_serve_options_and_defaults():
+    from explainer.cli import build_parser
+
+    args = build_parser().parse_args(["serve"])
+    assert (args.max_concurrency, args.queue, args.timeout, args.max_connections) == (4, 128, 10.0, 512)
+    args = build_parser().parse_args(["serve", "--max-concurrency", "2", "--timeout", "3"])
+    assert args.max_concurrency == 2 and args.timeout == 3.0
+    assert (app_module.DEFAULT_MAX_CONCURRENCY, app_module.DEFAULT_QUEUE, app_module.DEFAULT_TIMEOUT_S,
+            app_module.DEFAULT_MAX_CONNECTIONS) == (4, 128, 10.0, 512)  # the CLI's defaults are the app's
+
+
+def test_tbx_serve_rejects_bad_limits():
+    from explainer.cli import main
+
+    assert main(["serve", "--max-concurrency", "0"]) == 2
+    assert main(["serve", "--timeout", "0"]) == 2
