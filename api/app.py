@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -158,8 +159,10 @@ def _preferred(header: str) -> str:
     return best
 
 
-def _explain(body: ExplainRequest, index: Index, accept_language: str | None) -> dict:
+def _explain(body: ExplainRequest, index: Index, accept_language: str | None, recorder=None) -> dict:
     answer = explain_text(body.text, index, top=body.top)
+    if recorder is not None:
+        recorder.submit(answer, body.text)  # a queue put: the store is written off this thread
     lang = resolve_lang(body.lang, answer.parsed.lang_hint, accept_language)
     return answer.as_json(lang=lang, rendered=True) | {"lang": lang}
 
@@ -173,7 +176,7 @@ async def explain(body: ExplainRequest, request: Request, index: Index = Depends
     time budget carries `"partial": true`; 503 when the service is overloaded."""
     accept = request.headers.get("accept-language")
     try:
-        return JSONResponse(await request.app.state.pool.run(_explain, body, index, accept))
+        return JSONResponse(await request.app.state.pool.run(_explain, body, index, accept, request.app.state.recorder))
     except Unavailable as exc:
         return error_response(503, str(exc), code=exc.code, headers={"Retry-After": "1"})
 
@@ -202,6 +205,36 @@ async def search(
 ) -> JSONResponse:
     """Ranked full-text search over titles, summaries, explanations, causes and messages."""
     return JSONResponse({"results": index.search(q, lang=lang, limit=limit)})
+
+
+@router.get("/v1/gaps", include_in_schema=False)
+async def gaps(request: Request, top: int = 20, since: str | None = None, index: Index = Depends(get_index)) -> JSONResponse:
+    """The gap log's clusters (``tbx gaps --json``), for the service's admin: 404 unless
+    ``TBX_ADMIN_TOKEN`` is set, 401 without ``Authorization: Bearer <that token>``."""
+    import hmac
+
+    token = os.environ.get(ADMIN_TOKEN_ENV, "")
+    if not token:
+        return error_response(404, "not found", code="not_found")
+    given = request.headers.get("authorization", "")
+    if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
+        return error_response(401, "a valid admin token is required", code="unauthorized", headers={"WWW-Authenticate": "Bearer"})
+    if since is not None and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", since):
+        return error_response(422, "since takes a day as YYYY-MM-DD", code="invalid_request")
+
+    def read() -> dict:
+        from explainer.gaps import Store, clusters, nearest
+
+        found = clusters(Store().rows(since))
+        top_n = found[: max(1, min(top, 200))]
+        for c in top_n:
+            c["nearest"] = nearest(c, index)
+        return {"clusters": top_n, "total": sum(c["count"] for c in found)}
+
+    try:
+        return JSONResponse(await request.app.state.pool.run(read))
+    except Unavailable as exc:
+        return error_response(503, str(exc), code=exc.code, headers={"Retry-After": "1"})
 
 
 @router.get("/healthz", response_model=HealthResponse, tags=["service"])
@@ -236,6 +269,10 @@ class _NoQueryInAccessLog(logging.Filter):
         return True
 
 
+ADMIN_TOKEN_ENV = "TBX_ADMIN_TOKEN"
+RECORD_GAPS_ENV = "TBX_RECORD_GAPS"
+
+
 def cors_origins_from_env() -> list[str]:
     return [o.strip() for o in os.environ.get(CORS_ENV, "").split(",") if o.strip()]
 
@@ -246,7 +283,9 @@ def _version() -> str:
 
         return version("traceback-explainer")
     except Exception:  # noqa: BLE001 - a source checkout that was never installed
-        return "0.1.0"
+        from explainer import __version__
+
+        return __version__
 
 
 class NoSniffMiddleware:
@@ -277,8 +316,10 @@ def create_app(
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
     queue: int = DEFAULT_QUEUE,
     timeout: float = DEFAULT_TIMEOUT_S,
+    record_gaps: bool | None = None,
 ) -> FastAPI:
     """The app. ``cors_origins``: None reads ``TBX_CORS_ORIGINS``; empty means CORS off (default).
+    ``record_gaps``: None reads ``TBX_RECORD_GAPS`` (set by ``tbx serve --record-gaps``); off by default.
     ``max_concurrency``, ``queue`` and ``timeout`` bound the explanations (:class:`ExplainPool`)."""
 
     @asynccontextmanager
@@ -287,6 +328,13 @@ def create_app(
         index.matcher  # noqa: B018 - build the matcher now, not on the first request
         app.state.index = index
         app.state.pool = ExplainPool(max_concurrency, queue, timeout)
+        record = record_gaps if record_gaps is not None else os.environ.get(RECORD_GAPS_ENV, "") == "1"
+        if record:
+            from explainer.gaps import Recorder
+
+            app.state.recorder = Recorder()
+        else:
+            app.state.recorder = None
         access = logging.getLogger("uvicorn.access")
         quiet = _NoQueryInAccessLog()
         access.addFilter(quiet)
@@ -341,6 +389,7 @@ def serve(
     timeout: float = DEFAULT_TIMEOUT_S,
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
     keep_alive: float = DEFAULT_KEEP_ALIVE_S,
+    record_gaps: bool = False,
 ) -> None:
     """``tbx serve``: uvicorn with one app per worker process, each opening the index read-only.
 
@@ -351,6 +400,8 @@ def serve(
     import uvicorn
 
     limits = {"limit_concurrency": max_connections, "timeout_keep_alive": min(keep_alive, timeout)}
+    if record_gaps:
+        os.environ[RECORD_GAPS_ENV] = "1"  # every worker process records
     if workers > 1:
         for key, (env, _conv) in _ENV_LIMITS.items():
             os.environ[env] = str({"max_concurrency": max_concurrency, "queue": queue, "timeout": timeout}[key])

@@ -207,7 +207,7 @@ def cmd_serve(args) -> int:
     if min(args.max_concurrency, args.workers, args.max_connections) < 1 or args.queue < 0 or args.timeout <= 0:
         raise UsageError("--workers, --max-concurrency and --max-connections must be at least 1, --queue at least 0, --timeout positive")
     serve(host=args.host, port=args.port, workers=args.workers, max_concurrency=args.max_concurrency,
-          queue=args.queue, timeout=args.timeout, max_connections=args.max_connections)
+          queue=args.queue, timeout=args.timeout, max_connections=args.max_connections, record_gaps=args.record_gaps)
     return EXIT_OK
 
 
@@ -284,6 +284,7 @@ def build_parser():
     s.add_argument("--queue", type=int, default=128, help="explanations waiting per worker before 503 (default 128)")
     s.add_argument("--timeout", type=float, default=10.0, help="seconds per explain request before 503 (default 10)")
     s.add_argument("--max-connections", type=int, default=512, help="connections accepted at once (uvicorn limit_concurrency; default 512)")
+    s.add_argument("--record-gaps", action="store_true", help="record what it cannot answer in the gap log (redacted; see the README)")
     s.set_defaults(func=cmd_serve)
 
     s = sub.add_parser("new", help="scaffold kb/ID.md from the catalog line of ID")

@@ -185,3 +185,44 @@ def test_postgresql_store_is_private_and_counts_once(index):
     with psycopg.connect(url) as con:
         dump = "\n".join(repr(r) for r in con.execute("select * from gaps").fetchall())
     _assert_clean(dump.encode())
+
+
+def test_api_records_gaps_off_the_request_and_guards_them_with_the_admin_token(tmp_path, monkeypatch, index):
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from api.app import create_app
+
+    monkeypatch.setenv("TBX_GAPS_PATH", str(tmp_path / "g.sqlite"))
+    monkeypatch.delenv("TBX_GAPS_URL", raising=False)
+    monkeypatch.delenv("TBX_ADMIN_TOKEN", raising=False)
+    app = create_app(lambda: index, record_gaps=True)
+    with TestClient(app) as client:
+        for text in PASTES:
+            assert client.post("/v1/explain", json={"text": text}).status_code == 200
+        ok = client.post("/v1/explain", json={"text": "RuntimeError: grad can be implicitly created only for scalar outputs"})
+        assert ok.status_code == 200
+        app.state.recorder.flush()
+        assert client.get("/v1/gaps").status_code == 404  # no admin token configured
+        monkeypatch.setenv("TBX_ADMIN_TOKEN", "s3cret-admin")
+        assert client.get("/v1/gaps").status_code == 401
+        assert client.get("/v1/gaps", headers={"Authorization": "Bearer wrong"}).json()["error"]["code"] == "unauthorized"
+        got = client.get("/v1/gaps", headers={"Authorization": "Bearer s3cret-admin"})
+        assert got.status_code == 200 and got.json()["total"] == 3  # the good answer is not a gap
+    _assert_clean(b"".join(p.read_bytes() for p in tmp_path.iterdir()))
+
+
+def test_a_broken_store_never_fails_a_request(tmp_path, monkeypatch, index):
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from api.app import create_app
+
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    monkeypatch.setenv("TBX_GAPS_PATH", str(blocker / "no" / "g.sqlite"))
+    app = create_app(lambda: index, record_gaps=True)
+    with TestClient(app) as client:
+        for text in PASTES:
+            assert client.post("/v1/explain", json={"text": text}).status_code == 200
+        app.state.recorder.flush()
