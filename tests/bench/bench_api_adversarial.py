@@ -1,0 +1,107 @@
+"""Load benchmark with adversarial pastes mixed in: does one crafted paste slow everybody down?
+
+    python tests/bench/bench_api_adversarial.py [--seconds 10] [--concurrency 64] [--pastes data/bench_pastes.jsonl]
+
+One API server (``api.app:app_factory``, one uvicorn worker, as ``tests/bench/bench_api.py`` starts
+it); two runs of ``--concurrency`` connections: the real tracebacks alone (clean), then the same
+with one request in 20 replaced by an adversarial paste (mixed): the shapes that took seconds before
+the parser, normaliser and patterns were made linear (a message followed by a long run of spaces,
+an unclosed tuple, a rich border line of spaces, lines of tabs, a near miss of a long pattern, a
+notebook's cut JSON). Meanwhile a separate thread asks ``/healthz`` every 50 ms. Prints errors,
+p50 and p99 of each run, and the worst ``/healthz`` latency during the mixed run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+
+from bench_api import drive, free_port, start_server  # noqa: E402
+
+ADVERSARIAL = [
+    "RuntimeError: element" + " " * 1000 + "x",
+    "RuntimeError: shape mismatch (" + "1, " * 40,
+    "RuntimeError: expected (" + "1, " * 400 + "1)"[:800],
+    "│" + " " * 2000 + "x\nRuntimeError: boom",
+    ("\t" * 900 + "x\n") * 50 + "RuntimeError: boom",
+    "RuntimeError: one of the variables needed for gradient computation has been modified by an inplace operation: ["
+    + "of " * 300,
+    '{"ename": "RuntimeError", "traceback": [' + '"\\"' * 3000,
+    "Traceback (most recent call last):\n" + '  File "x.py", line 1, in f\n' * 200 + "RuntimeError: " + "(0, " * 200,
+]
+
+
+def healthz_probe(url: str, stop: threading.Event, out: list[float]) -> None:
+    import httpx
+
+    with httpx.Client(timeout=30) as client:
+        while not stop.is_set():
+            t0 = time.perf_counter()
+            try:
+                ok = client.get(url).status_code == 200
+            except httpx.HTTPError:
+                ok = False
+            out.append(time.perf_counter() - t0 if ok else float("inf"))
+            time.sleep(0.05)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seconds", type=float, default=10.0)
+    ap.add_argument("--concurrency", type=int, default=64)
+    ap.add_argument("--pastes", type=Path, default=ROOT / "data" / "bench_pastes.jsonl")
+    args = ap.parse_args()
+
+    rows = [json.loads(line) for line in args.pastes.read_text(encoding="utf-8").splitlines() if line.strip()]
+    clean = [{"id": r["id"], "variant": r.get("format", "?"), "body": json.dumps({"text": r["text"], "lang": "en"}).encode()} for r in rows]
+    bad = [{"id": "adversarial", "variant": "adversarial", "body": json.dumps({"text": t, "lang": "en"}).encode()} for t in ADVERSARIAL]
+    mixed = [bad[(i // 20) % len(bad)] if i % 20 == 19 else p for i, p in enumerate(clean)]
+    print(f"{len(clean)} real tracebacks; mixed: {sum(p is not None and p['id'] == 'adversarial' for p in mixed)} adversarial in {len(mixed)}")
+
+    port = free_port()
+    proc = start_server("api.app:app_factory", port, factory=True, app_dir=ROOT, cpus=None)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        import httpx
+
+        for p in bad:  # each adversarial paste alone, answered and timed
+            t0 = time.perf_counter()
+            r = httpx.post(f"{url}/v1/explain", content=p["body"], headers={"content-type": "application/json"}, timeout=60)
+            print(f"  adversarial alone: {r.status_code} in {(time.perf_counter() - t0) * 1000:.1f} ms, partial={r.json().get('partial', False)}")
+        results = {}
+        health: dict[str, list[float]] = {}
+        for name, payloads in (("clean", clean), ("mixed", mixed)):
+            stop, lat = threading.Event(), []
+            probe = threading.Thread(target=healthz_probe, args=(f"{url}/healthz", stop, lat), daemon=True)
+            probe.start()
+            results[name] = asyncio.run(drive(f"{url}/v1/explain", payloads, seconds=args.seconds, concurrency=args.concurrency,
+                                              check_api=True, server_pid=proc.pid))
+            stop.set()
+            probe.join()
+            health[name] = lat
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+    print(f"\n{'':<8}{'req/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'errors':>8}{'healthz max ms':>16}{'healthz p50 ms':>16}"
+          f"   ({args.concurrency} connections, {args.seconds:g} s each)")
+    for name, r in results.items():
+        h = sorted(health[name])
+        print(f"{name:<8}{r['rps']:>9}{r['p50_ms']:>9}{r['p99_ms']:>9}{r['errors']:>8}"
+              f"{h[-1] * 1000 if h else float('nan'):>16.1f}{h[len(h) // 2] * 1000 if h else float('nan'):>16.1f}")
+    ratio = results["mixed"]["p99_ms"] / results["clean"]["p99_ms"]
+    print(f"p99 mixed / clean: {ratio:.2f}  (goal <= 2);  errors: {results['clean']['errors'] + results['mixed']['errors']} (goal 0)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
