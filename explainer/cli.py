@@ -138,6 +138,11 @@ def cmd_lint(args) -> int:
     from .paths import kb_dir
 
     report = lint(kb_dir())
+    if getattr(args, "attack", False):
+        from .lint import attack
+
+        for eid, items in attack(kb_dir()).items():
+            report.setdefault(eid, []).extend(items)
     problems = 0
     for entry_id, items in sorted(report.items()):
         for p in items:
@@ -261,6 +266,7 @@ def build_parser():
     s.set_defaults(func=cmd_build)
 
     s = sub.add_parser("lint", help="check every entry (never imports torch)")
+    s.add_argument("--attack", action="store_true", help="also run every pattern, signal and evidence expression on adversarial inputs (a minute or two)")
     s.set_defaults(func=cmd_lint)
 
     s = sub.add_parser("verify", help="execute reproducers and fixes (needs torch)")

@@ -370,3 +370,51 @@ def lint(kb_dir) -> dict[str, list[str]]:
     ids = {e.id for e in entries}
     planned = planned_ids(kb_dir)
     return {e.id: lint_entry(e, ids, planned) for e in entries}
+
+
+ATTACK_BOUND_S = 0.010  # worst time of one expression on one adversarial input at its cap
+ATTACK_INPUTS = 40
+
+
+def evidence_regexes(entries) -> list[tuple[str, str, str]]:
+    """(entry id, label, expression) of every regular expression in the causes' evidence."""
+    out = []
+    for e in entries:
+        for c in e.causes:
+            for kind in ("if", "unless"):
+                for n, item in enumerate((c.get("evidence") or {}).get(kind, ()) if isinstance(c.get("evidence"), dict) else ()):
+                    for test in ("code", "lines", "message", "chain", "frame"):
+                        if isinstance(item, dict) and isinstance(item.get(test), str):
+                            out.append((e.id, f"evidence {c['slug']} [[{kind}]] #{n + 1} {test}", item[test]))
+    return out
+
+
+def attack(kb_dir, inputs: int = ATTACK_INPUTS) -> dict[str, list[str]]:
+    """``tbx lint --attack``: every compiled pattern, opening, signal and evidence expression run on
+    generated adversarial inputs at the caps (:mod:`explainer.attack`); a problem for each one that
+    takes over 10 ms on one of them. Needs the index (built from ``kb_dir``); takes a minute or two."""
+    import tempfile
+    from pathlib import Path
+
+    from .attack import adversarial_inputs, kb_regexes, worst_time
+    from .evidence import MAX_TEXT
+    from .index import Index, build_index
+    from .matcher import MAX_REGEX_INPUT
+
+    problems: dict[str, list[str]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "index.sqlite"
+        build_index(kb_dir, out)
+        index = Index(out)
+        targets = [(label.split(":", 1)[0], label.split(":", 1)[1], rx, ops, MAX_REGEX_INPUT) for label, rx, ops in kb_regexes(index)]
+        index.conn.close()
+    for eid, label, src in evidence_regexes(read_all(kb_dir)):
+        try:
+            targets.append((eid, label, re.compile(src), ("search",), MAX_TEXT))
+        except re.error:
+            continue  # reported by the ordinary checks
+    for eid, label, rx, ops, cap in targets:
+        t, s = worst_time(rx, adversarial_inputs(rx, cap, limit=inputs), ops)
+        if t > ATTACK_BOUND_S:
+            problems.setdefault(eid, []).append(f"{label}: {t * 1000:.1f} ms on an adversarial input ({s[:40]!r}...): rewrite it so no two quantifiers can match the same characters")
+    return problems

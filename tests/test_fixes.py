@@ -310,3 +310,23 @@ def test_json_answer_carries_ranked_causes_and_fixes(index):
         assert all(isinstance(e, str) for c in m["causes"] for e in c["evidence"])
         if lang == "zh":
             assert "损失" in m["causes"][0]["evidence"][0]
+
+
+@pytest.mark.timeout(1200)
+def test_every_evidence_expression_is_fast_at_its_cap():
+    """Evidence regexes run on the user's line and the message (capped): none can backtrack."""
+    import re
+
+    from explainer.attack import adversarial_inputs, worst_time
+    from explainer.evidence import MAX_TEXT
+    from explainer.kb import read_all
+    from explainer.lint import ATTACK_BOUND_S, ATTACK_INPUTS, evidence_regexes
+
+    found = evidence_regexes(read_all(KB))
+    assert len(found) > 300
+    slow = []
+    for eid, label, src in found:
+        t, s = worst_time(re.compile(src), adversarial_inputs(src, MAX_TEXT, limit=ATTACK_INPUTS), ("search",))
+        if t > ATTACK_BOUND_S:
+            slow.append(f"{eid} {label}: {t * 1000:.1f} ms on {s[:50]!r}")
+    assert not slow, "\n".join(slow)
