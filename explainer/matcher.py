@@ -51,8 +51,8 @@ WRAPPER_PENALTY = 0.55
 SOURCE_WEIGHT = {"final": 1.0, "cause": 0.97, "context": 0.9, "worker": 0.96, "group": 0.95, "other": 0.88, "line": 0.86}
 
 
-_TYPE_SEP = re.compile(r"\.|::")
-_PATH_SEP = re.compile(r"[\\/]")
+_TYPE_SEP = _Lazy(r"\.|::")
+_PATH_SEP = _Lazy(r"[\\/]")
 
 
 def _type_key(t: str | None) -> str | None:

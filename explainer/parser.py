@@ -165,8 +165,8 @@ def _from_notebook_json(text: str) -> str | None:
     return "\n".join(out) if out else None
 
 
-_TB_KEY = re.compile(r'"traceback"\s*+:\s*+\[')
-_JSON_STRING = re.compile(r'"((?:[^"\\\n]|\\.)*+)(")?')
+_TB_KEY = _Lazy(r'"traceback"\s*+:\s*+\[')
+_JSON_STRING = _Lazy(r'"((?:[^"\\\n]|\\.)*+)(")?')
 
 
 # Markers that start a new line in a paste that lost its newlines.
@@ -343,16 +343,16 @@ _INLINE_EXC = _Lazy(
 )
 _CLOSERS = {"**": "**", "`": "`", "'": "'", '"': '"', "“": "”", "‘": "’", "「": "」"}
 # the closing quote of an inline message: followed by a space, punctuation or the end
-_CLOSING = {c: re.compile(re.escape(c) + r"(?=\s|[.,;:)!?]|$)") for c in set(_CLOSERS.values())}
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
-_DISTRIBUTED = re.compile(r"^\[(?:rank|default)")
-_CODEISH = re.compile(r"[.(=\[]")
-_PARAGRAPH = re.compile(r"^(?:[A-Z][a-z]+ |\(\d\) |from user code:)")
-_TYPE_SEP = re.compile(r"\.|::")
-_CAMEL = re.compile(r"^[A-Z]\w*$")
-_N_FRAMES = re.compile(r"^\s*+\d++ frames?\s*$")
-_ELLIPSIS = re.compile(r"^\s*+\.\.\.\s*$")
-_WHAT_INLINE = re.compile(r"what\(\):\s*+(?P<msg>.*)$")
+_CLOSING = {c: _Lazy(re.escape(c) + r"(?=\s|[.,;:)!?]|$)") for c in set(_CLOSERS.values())}
+_SENTENCE_END = _Lazy(r"(?<=[.!?。！？])\s+")
+_DISTRIBUTED = _Lazy(r"^\[(?:rank|default)")
+_CODEISH = _Lazy(r"[.(=\[]")
+_PARAGRAPH = _Lazy(r"^(?:[A-Z][a-z]+ |\(\d\) |from user code:)")
+_TYPE_SEP = _Lazy(r"\.|::")
+_CAMEL = _Lazy(r"^[A-Z]\w*$")
+_N_FRAMES = _Lazy(r"^\s*+\d++ frames?\s*$")
+_ELLIPSIS = _Lazy(r"^\s*+\.\.\.\s*$")
+_WHAT_INLINE = _Lazy(r"what\(\):\s*+(?P<msg>.*)$")
 _CPP = re.compile(r"^\s*(?:Exception raised from .* \(most recent call first\):|frame #\d+: )")
 _SIGNAL_RES = [
     # (an assertion's text stops at the next "Assertion": a match from an earlier one would also be

@@ -14,7 +14,9 @@ from __future__ import annotations
 import os
 import re
 import stat
-from typing import BinaryIO
+TYPE_CHECKING = False  # importing typing is a tenth of the start-up; the annotations are strings
+if TYPE_CHECKING:
+    from typing import BinaryIO
 
 MAX_PASTE_BYTES = 1 << 20  # the tail we keep of a larger input: the final exception is at the end
 MAX_STREAM_BYTES = 64 << 20  # a stream (pipe, device) is read this far at most
