@@ -101,7 +101,7 @@ def advise(doc: dict, parsed, captures: dict, *, live: dict | None = None) -> di
         found, ruled_out = assess(c.get("evidence"), ctx)
         support = [f for f in found if not f.get("against")]
         causes.append({
-            "id": c["slug"], "title": {"en": c.get("title_en", ""), "zh": c.get("title_zh", "")},
+            "id": c["slug"], "title": {"en": fill_text(c.get("title_en", ""), values), "zh": fill_text(c.get("title_zh", ""), values)},
             "text": {"en": c.get("en", ""), "zh": c.get("zh", "")},
             "evidence": [{"en": fill_text(f["en"], values), "zh": fill_text(f["zh"], values)} for f in found],
             "ruled_out": ruled_out, "_key": (ruled_out, -len(support), i),
@@ -125,7 +125,7 @@ def advise(doc: dict, parsed, captures: dict, *, live: dict | None = None) -> di
             code = _example(f, values)
         best = min((rank[c] for c in mine), default=len(rank))
         fixes.append({
-            "id": f["slug"], "title": {"en": f.get("title_en", ""), "zh": f.get("title_zh", "")},
+            "id": f["slug"], "title": {"en": fill_text(f.get("title_en", ""), values), "zh": fill_text(f.get("title_zh", ""), values)},
             "text": {"en": f.get("en", ""), "zh": f.get("zh", "")},
             "causes": mine, "code": code, "applies": applies, "verified": bool(f.get("verified")),
             "_key": (contradicted, best, j),  # the entry's own order within a cause: a safe fix stays first
