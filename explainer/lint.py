@@ -43,14 +43,9 @@ SCHEMA: dict[str, tuple[type, bool]] = {  # key -> (type, required)
 }
 
 
-def schema_problems(entry: Entry) -> list[str]:
-    """The problems that make an entry unusable for the index (wrong types, patterns or signals that
-    do not compile); ``tbx build`` skips such an entry with a warning, ``tbx lint`` reports them with
-    the rest."""
-    out = list(entry.problems)
-    meta = entry.meta
-    if not meta:
-        return out or ["front matter: empty"]
+def _type_problems(meta: dict) -> list[str]:
+    """Missing required keys and values of the wrong type in the front matter."""
+    out = []
     for key, (typ, required) in SCHEMA.items():
         if key not in meta:
             if required:
@@ -61,6 +56,18 @@ def schema_problems(entry: Entry) -> list[str]:
             continue
         if typ is list and not all(isinstance(v, str) for v in meta[key]):
             out.append(f"front matter: every item of {key!r} must be a string")
+    return out
+
+
+def schema_problems(entry: Entry) -> list[str]:
+    """The problems that make an entry unusable for the index (wrong types, patterns or signals that
+    do not compile); ``tbx build`` skips such an entry with a warning, ``tbx lint`` reports them with
+    the rest."""
+    out = list(entry.problems)
+    meta = entry.meta
+    if not meta:
+        return out or ["front matter: empty"]
+    out += _type_problems(meta)
     title = meta.get("title")
     if isinstance(title, dict) and not all(isinstance(title.get(lang), str) for lang in LANGS):
         out.append("front matter: title needs the strings 'en' and 'zh'")
@@ -89,16 +96,7 @@ def lint_entry(entry: Entry, known_ids: set[str], planned: set[str] | None = Non
     for key in meta:
         if key not in SCHEMA:
             out.append(f"front matter: unknown key {key!r} (allowed: {', '.join(SCHEMA)})")
-    for key, (typ, required) in SCHEMA.items():
-        if key not in meta:
-            if required:
-                out.append(f"front matter: missing key {key!r}")
-            continue
-        if not isinstance(meta[key], typ):
-            out.append(f"front matter: {key!r} must be a {typ.__name__}")
-            continue
-        if typ is list and not all(isinstance(v, str) for v in meta[key]):
-            out.append(f"front matter: every item of {key!r} must be a string")
+    out += _type_problems(meta)
     if meta.get("id") != entry.id:
         out.append(f"front matter: id {meta.get('id')!r} must equal the file stem {entry.id!r}")
     if not _ID.match(entry.id):
