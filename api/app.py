@@ -343,6 +343,8 @@ def create_app(
         finally:
             access.removeFilter(quiet)
             app.state.pool.close()
+            if app.state.recorder is not None:
+                app.state.recorder.flush()  # what was answered is recorded before the process ends
 
     app = FastAPI(
         title="traceback-explainer",

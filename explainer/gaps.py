@@ -156,6 +156,7 @@ class Store:
                 os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
                 conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
                 conn.execute("pragma journal_mode=wal")
+                conn.execute("pragma synchronous=normal")  # WAL stays consistent; a gap row may be lost on power loss
                 conn.execute("pragma busy_timeout=30000")
                 conn.execute(_DDL)
             self._local.conn = conn
