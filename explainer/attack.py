@@ -123,20 +123,8 @@ class _Walker:
                 self.literals.append(chr(av))
             elif op in (_C.MAX_REPEAT, _C.MIN_REPEAT, _C.POSSESSIVE_REPEAT):
                 self.repeats.append(av)
-                self._collect(av[2])
-            elif op is _C.BRANCH:
-                for b in av[1]:
-                    self._collect(b)
-            elif op is _C.SUBPATTERN:
-                self._collect(av[3])
-            elif op is _C.ATOMIC_GROUP:
-                self._collect(av)
-            elif op in (_C.ASSERT, _C.ASSERT_NOT):
-                self._collect(av[1])
-            elif op is _C.GROUPREF_EXISTS:
-                self._collect(av[1])
-                if av[2] is not None:
-                    self._collect(av[2])
+            for sub in _subtrees(op, av):
+                self._collect(sub)
 
     def _collect_classes(self, tree) -> None:
         for op, av in tree:
@@ -146,17 +134,8 @@ class _Walker:
                 for c in chars[:2] + [c for c in chars if c in " \t\n"]:
                     if c not in self.class_chars:
                         self.class_chars.append(c)
-            elif op in (_C.MAX_REPEAT, _C.MIN_REPEAT, _C.POSSESSIVE_REPEAT):
-                self._collect_classes(av[2])
-            elif op is _C.BRANCH:
-                for b in av[1]:
-                    self._collect_classes(b)
-            elif op is _C.SUBPATTERN:
-                self._collect_classes(av[3])
-            elif op is _C.ATOMIC_GROUP:
-                self._collect_classes(av)
-            elif op in (_C.ASSERT, _C.ASSERT_NOT):
-                self._collect_classes(av[1])
+            for sub in _subtrees(op, av):
+                self._collect_classes(sub)
 
     def witness(self, tree, stretch=None, run: int = 0) -> str:
         """A short string the expression (ignoring look-arounds and anchors) accepts; the repeat node
@@ -210,6 +189,23 @@ class _Walker:
 
 
 # --- the inputs -----------------------------------------------------------------------------------
+
+def _subtrees(op, av) -> list:
+    """The sub-expressions of one node of a parsed expression (repeats, branches, groups, look-arounds)."""
+    if op in (_C.MAX_REPEAT, _C.MIN_REPEAT, _C.POSSESSIVE_REPEAT):
+        return [av[2]]
+    if op is _C.BRANCH:
+        return list(av[1])
+    if op is _C.SUBPATTERN:
+        return [av[3]]
+    if op is _C.ATOMIC_GROUP:
+        return [av]
+    if op in (_C.ASSERT, _C.ASSERT_NOT):
+        return [av[1]]
+    if op is _C.GROUPREF_EXISTS:
+        return [av[1]] + ([av[2]] if av[2] is not None else [])
+    return []
+
 
 def _fit(s: str, cap: int) -> str:
     return s[:cap]

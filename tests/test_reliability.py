@@ -24,7 +24,7 @@ from explainer.matcher import MAX_REGEX_INPUT
 from explainer.patterns import to_regex, to_regex_lazy
 from explainer.textio import decode_bytes, looks_binary, read_tail, strip_controls
 
-from .conftest import FIXTURES, KB, ROOT
+from .conftest import FIXTURES, ROOT
 from .fuzz import mutations
 
 REGEX_BOUND_S = 0.010  # per input, per expression, at the caps (the goal)
