@@ -1,7 +1,8 @@
 """Build hook: a wheel carries the knowledge base and its compiled index.
 
 ``build_py`` copies ``kb/*.md`` into ``explainer/_data/kb/`` and compiles them into
-``explainer/_data/index.sqlite`` inside the build tree, so ``pip install .`` (not editable) gives a
+``explainer/_data/index.sqlite`` inside the build tree (and ``data/longtail-*.jsonl.gz`` into
+``explainer/_data/longtail-*.sqlite``), so ``pip install .`` (not editable) gives a
 ``tbx`` that works from any folder. Everything else is declared in pyproject.toml.
 """
 
@@ -27,6 +28,14 @@ class BuildWithIndex(build_py):
         for md in (HERE / "kb").glob("*.md"):
             shutil.copy2(md, kb / md.name)
         build_index(kb, data / "index.sqlite")
+        # the long tail: each shipped data file compiled to the SQLite its lookups read, with PyTorch's notice
+        from explainer.longtail import compile_index
+        from explainer.longtail_build import read
+
+        for gz in sorted((HERE / "data").glob("longtail-*.jsonl.gz")):
+            meta, records = read(gz)
+            compile_index(records, meta, str(data / gz.name.replace(".jsonl.gz", ".sqlite")))
+        shutil.copy2(HERE / "data" / "LICENSE.pytorch", data / "LICENSE.pytorch")
 
 
 setup(cmdclass={"build_py": BuildWithIndex})

@@ -306,11 +306,68 @@ def build_parser():
     s.add_argument("--draft", type=int, metavar="N", help="print the start of a new entry for cluster N")
     s.set_defaults(func=cmd_gaps)
 
+    s = sub.add_parser("longtail", help="the index of every message PyTorch itself can raise")
+    lsub = s.add_subparsers(dest="longtail_command", required=True)
+    b = lsub.add_parser("build", help="extract it from an installed torch (and optionally a PyTorch source tree)")
+    b.add_argument("--torch", help="the torch package folder (default: the installed torch, found without importing it)")
+    b.add_argument("--source", help="a PyTorch source tree (aten/src/ATen, c10, torch/csrc) for the .cpp sites")
+    b.add_argument("--wheel", help="the torch wheel the install came from (its sha256 is recorded)")
+    b.add_argument("--out", help="the data file (default: data/longtail-<torch version>.jsonl.gz in a checkout)")
+    b.set_defaults(func=cmd_longtail_build)
+    i = lsub.add_parser("info", help="what the shipped data file holds (version, provenance, counts)")
+    i.add_argument("--json", action="store_true")
+    i.set_defaults(func=cmd_longtail_info)
+
     s = sub.add_parser("run", help="run a script with the explaining excepthook")
     s.add_argument("script")
     s.add_argument("args", nargs=argparse.REMAINDER)
     s.set_defaults(func=cmd_run)
     return p
+
+
+def cmd_longtail_build(args) -> int:
+    import importlib.util
+    import time
+    from pathlib import Path
+
+    from . import longtail_build as lb
+    from .paths import source_root
+
+    if args.torch:
+        torch_dir = Path(args.torch)
+    else:
+        spec = importlib.util.find_spec("torch")
+        if spec is None or not spec.origin:
+            raise UsageError("torch is not installed here: pass --torch DIR (the torch package folder)")
+        torch_dir = Path(spec.origin).parent
+    if not (torch_dir / "version.py").is_file():
+        raise UsageError(f"{torch_dir} is not a torch package folder (no version.py)")
+    source = Path(args.source) if args.source else None
+    if source is not None and not (source / "aten" / "src" / "ATen").is_dir():
+        raise UsageError(f"{source} is not a PyTorch source tree (no aten/src/ATen)")
+    t0 = time.monotonic()
+    meta, records = lb.extract(torch_dir, source, Path(args.wheel) if args.wheel else None,
+                               log=lambda s: print(f"  {time.monotonic() - t0:6.1f}s  {s}", file=sys.stderr))
+    root = source_root()
+    out = Path(args.out) if args.out else Path(root or ".") / "data" / f"longtail-{meta['torch_version']}.jsonl.gz"
+    lb.write(meta, records, out)
+    print(f"wrote {out}: {meta['records']} sites ({', '.join(f'{k} {v}' for k, v in meta['counts'].items())}), "
+          f"{out.stat().st_size} bytes, in {time.monotonic() - t0:.0f} s")
+    return EXIT_OK
+
+
+def cmd_longtail_info(args) -> int:
+    from . import longtail
+
+    info = longtail.info()
+    if info is None:
+        raise UsageError("no long-tail data file here (build one with `tbx longtail build`)")
+    if args.json:
+        _print_json(info)
+    else:
+        for k, v in info.items():
+            print(f"{k}: {v}")
+    return EXIT_OK
 
 
 def cmd_new(args) -> int:

@@ -14,6 +14,7 @@ class Answer(_Record):
     index: object
     live: dict | None = None  # in the hooks: values of the failing line's frame (explainer.live.live_facts)
     partial: bool = False  # the time budget ran out: the answer is what was found before it did
+    raised_at: tuple = ()  # the long tail: where in PyTorch's sources the message was raised (explainer.longtail)
 
     @property
     def matches(self) -> tuple[Candidate, ...]:
@@ -54,6 +55,12 @@ class Answer(_Record):
         out = {"parsed": self.parsed.as_json(), "matches": out_matches, "abstained": not out_matches, "ambiguous": self.ambiguous}
         if not out_matches and self.candidates:
             out["nearest"] = [{"id": c.id, "score": c.score} for c in self.candidates[:2]]
+        out["raised_at"] = [dict(r) for r in self.raised_at]
+        if rendered and self.raised_at and not out_matches:
+            from .render import markdown_to_html, raised_at_markdown
+
+            md = raised_at_markdown(self, lang=lang)
+            out["raised_at_rendered"] = {"markdown": md, "html": markdown_to_html(md)}
         if self.partial:
             out["partial"] = True
         return out
@@ -66,7 +73,29 @@ def explain(parsed: Parsed, index, *, top: int = 3, live: dict | None = None,
     failing frame's values, in the hooks."""
     b = budget if isinstance(budget, Budget) else Budget(budget)
     candidates = index.matcher.match(parsed, top=max(top, 2), budget=b)[: max(top, 1)]
-    return Answer(parsed, tuple(candidates), index, live, b.cut)
+    cut = b.cut
+    curated = any(c.score >= THRESHOLD for c in candidates)
+    return Answer(parsed, tuple(candidates), index, live, cut, raised_at(parsed, b, compile_ok=not curated))
+
+
+def raised_at(parsed: Parsed, budget: Budget | None = None, *, compile_ok: bool = True) -> tuple:
+    """The long tail's raise sites for the paste's message (empty without a data file, or when the
+    budget is spent: a curated answer never waits for it, nor for compiling the data file, and a
+    damaged data file never breaks one)."""
+    if not parsed.message or (budget is not None and budget.spent()):
+        return ()
+    import sqlite3
+
+    from .longtail import open_longtail
+
+    try:
+        lt = open_longtail(compile_ok=compile_ok)
+        return tuple(lt.lookup(parsed.message, parsed.exc_type, parsed.frames)) if lt is not None else ()
+    except (OSError, ValueError, KeyError, sqlite3.Error) as exc:
+        import sys
+
+        print(f"tbx: warning: the long-tail index could not be read: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return ()
 
 
 def explain_text(text: str, index, *, top: int = 3, budget: float | Budget | None = DEFAULT_BUDGET_S) -> Answer:

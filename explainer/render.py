@@ -21,6 +21,91 @@ LABELS = {
 }
 
 
+TAIL = {
+    "en": {"head": "Not in the curated knowledge base. PyTorch raised this itself:",
+           "from": "{exc} from {fn}", "at": "Raised at", "check": "failed check", "message": "torch's message template",
+           "also": "also raised at", "more": "and {n} more", "match": "match",
+           "strength": {"exact": "the whole message", "start": "the start of the message", "partial": "inside the message"},
+           "source": "torch {v} source, line not kept; the message is present in the indexed build", "exact": "torch {v}",
+           "paste": "named by the paste itself", "others": "Also fits",
+           "assert": "An internal consistency check of PyTorch failed: this is most likely a bug in PyTorch, not in your code. "
+                     "Report it to PyTorch with the condition and the location above and a small script that raises it.",
+           "gb": "PyTorch's explanation of this graph break", "hint": "hint",
+           "credit": "Message and location from the PyTorch sources, indexed for torch {v} (BSD-3-Clause, © PyTorch contributors). No cause or fix is curated for it."},
+    "zh": {"head": "知识库里还没有整理这条报错，它是 PyTorch 自己抛出的：",
+           "from": "{fn} 抛出的 {exc}", "at": "抛出位置", "check": "没通过的检查", "message": "torch 的报错信息模板",
+           "also": "同样的信息还出现在", "more": "另有 {n} 处", "match": "匹配程度",
+           "strength": {"exact": "整条信息吻合", "start": "信息开头吻合", "partial": "信息中间的一段吻合"},
+           "source": "torch {v} 源码，行号未保留；所索引版本的二进制里确有这条信息", "exact": "torch {v}",
+           "paste": "报错信息里自带的位置", "others": "也可能来自",
+           "assert": "PyTorch 内部的一致性检查没通过：这多半是 PyTorch 自身的 bug，而不是你的代码写错了。"
+                     "请带上上面的检查条件、位置和一个能复现的小脚本，向 PyTorch 提 issue。",
+           "gb": "PyTorch 对这次 graph break 的说明", "hint": "提示",
+           "credit": "信息和位置取自 PyTorch 源码，按 torch {v} 建立索引（BSD-3-Clause，© PyTorch contributors）。这条报错还没有人工整理的原因和解决办法。"},
+}
+
+
+def _site_place(r: dict) -> str:
+    place = r["file"] or ""
+    if r.get("line"):
+        place += f":{r['line']}"
+    return f"[{code_span(place)}]({r['url']})" if r.get("url") and place else code_span(place) if place else ""
+
+
+def raised_at_markdown(answer, *, lang: str, full: bool = True) -> str:
+    """The long tail's answer: where PyTorch raised the message, in torch's own words; never a cause
+    or a fix. Under a curated answer, one line; on its own, the whole uncurated answer."""
+    sites = answer.raised_at
+    if not sites:
+        return ""
+    parts = []
+    for lg in _langs(lang):
+        T = TAIL[lg]
+        r = sites[0]
+        if answer.matches:
+            parts.append(f"{T['at']}: {_site_place(r)}" + (f" ({code_span(r['function'])})" if r.get("function") else "") + "\n")
+            continue
+        parts.append(f"**{T['head']}**\n")
+        fn = code_span(r["function"]) if r.get("function") else "PyTorch"
+        if r.get("op") and r["op"] != r.get("function"):
+            fn += f" ({code_span(r['op'])})"
+        who = T["from"].format(exc=code_span(r.get("exc_type") or answer.parsed.exc_type or "?"), fn=fn)
+        lines = [f"- {who}"]
+        if r.get("file"):
+            if r["origin"] == "paste":
+                ver = T["paste"]
+            elif r["origin"] == "source":
+                ver = T["source"].format(v=r["torch_version"])
+            else:
+                ver = T["exact"].format(v=r["torch_version"])
+            lines.append(f"- {T['at']}: {_site_place(r)} ({ver})")
+        if r.get("condition"):
+            lines.append(f"- {T['check']}: {code_span(r['condition'])}")
+        if r.get("template"):
+            lines.append(f"- {T['message']}: {code_span(r['template'])}")
+        also = r.get("also") or []
+        if also:
+            shown = "; ".join(_site_place(dict(a, url=None)) + (f" ({code_span(a['function'])})" if a.get("function") else "") for a in also[:3])
+            more = f"; {T['more'].format(n=r['sites'] - 1 - 3)}" if r.get("sites", 1) - 1 > 3 else ""
+            lines.append(f"- {T['also']}: {shown}{more}")
+        lines.append(f"- {T['match']}: {T['strength'][r['strength']]}")
+        parts.append("\n".join(lines) + "\n")
+        if r.get("kind") == "internal-assert" or (r.get("template") or "").find("INTERNAL ASSERT FAILED") >= 0:
+            parts.append(f"> {T['assert']}\n")
+        gb = r.get("graph_break")
+        if gb:
+            quote = [f"> {T['gb']} ({gb['id']}): {gb['explanation']}"] + [f"> - {T['hint']}: {h}" for h in gb.get("hints", [])[:4]]
+            parts.append("\n".join(quote) + "\n")
+        if full and len(sites) > 1:
+            parts.append(f"*{T['others']}:* " + "; ".join(_site_place(o) + (f" ({code_span(o['function'])})" if o.get("function") else "")
+                                                         for o in sites[1:]) + "\n")
+        if answer.candidates:
+            L = LABELS[lg]
+            parts.append(f"{L['nearest']}: " + ", ".join(f"`{c.id}` ({c.score:.2f})" for c in answer.candidates[:2]) + "\n")
+        parts.append(f"*{T['credit'].format(v=r.get('indexed_version') or r['torch_version'] or '?')}*\n")
+    return "\n".join(parts)
+
+
 def fix_values(answer, cand) -> dict[str, str]:
     """The values an answer is filled from: the user's line and the message's captures."""
     from .advise import values_for
@@ -176,6 +261,8 @@ def answer_markdown(answer, *, lang: str) -> str:
     first_line = (p.message or "").splitlines()[0][:300] if p.message else ""
     parsed_line = f"**{L['parsed']}:** {code_span(p.exc_type or '?')}: " + (code_span(first_line) if first_line else "—")
     matches = answer.matches
+    if not matches and answer.raised_at:
+        return "\n".join([parsed_line, "", raised_at_markdown(answer, lang=lang)])
     if not matches:
         out = [parsed_line, "", L["none"]]
         if answer.candidates:
@@ -186,6 +273,8 @@ def answer_markdown(answer, *, lang: str) -> str:
         parts.append(f"> {L['ambiguous']}\n")
     first = matches[0]
     parts.append(render_match(answer, first, lang=lang)["markdown"])
+    if answer.raised_at:
+        parts.append(raised_at_markdown(answer, lang=lang))
     for c in matches[1:]:
         if answer.ambiguous and c is matches[1]:
             doc = answer.index.entry(c.id)
@@ -226,6 +315,8 @@ def short_markdown(answer, *, lang: str) -> str:
                 parts.append(f"*{_applies_label(f, lg)}*\n\n" + code_block(f["code"]))
     if answer.ambiguous and len(matches) > 1:
         parts.append(f"> {LABELS['zh' if lang == 'zh' else 'en']['ambiguous']} ({code_span(matches[1].id)})\n")
+    if answer.raised_at:
+        parts.append(raised_at_markdown(answer, lang=lang))
     more = "全部原因和解决办法" if lang == "zh" else "all causes and fixes"
     parts.append(f"{more}: `tbx explain --full` · `tbx show {c.id}`\n")
     return "\n".join(parts)

@@ -134,6 +134,13 @@
   function showMatches(data) {
     matchesBox.replaceChildren();
     if (data.ambiguous) matchesBox.append(el("p", { class: "card" }, t("ambiguous")));
+    if (!data.matches.length && data.raised_at_rendered && typeof data.raised_at_rendered.html === "string") {
+      // not curated: where PyTorch raised it, server-rendered like a match (raw HTML disabled)
+      const body = el("div", { class: "rendered card longtail" });
+      body.innerHTML = data.raised_at_rendered.html;
+      matchesBox.append(body);
+      return;
+    }
     if (!data.matches.length) {
       const box = el("div", { class: "card" }, el("p", null, t("none")));
       if (data.nearest && data.nearest.length) {

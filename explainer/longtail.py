@@ -1,0 +1,474 @@
+"""The long tail: where in PyTorch's own sources a message not in the knowledge base was raised.
+
+The data file (``data/longtail-<torch version>.jsonl.gz``, written by :mod:`explainer.longtail_build`)
+is compiled once into SQLite beside it (in a wheel: at build time): one row per raise site, and an
+``anchor`` table from each word of a template's literal text to its sites. A lookup
+
+1. reads what torch appends to a message (``Exception raised from F at P:L``, ``(Triggered internally
+   at P:L.)``, ``INTERNAL ASSERT FAILED at "P":L``), which names the site itself;
+2. takes the paste's rarest words to the sites that hold them;
+3. confirms each candidate with a chain of literal searches (``str.find``, in order, no regular
+   expression: linear in the message) and gates weak matches (short literal text, low coverage);
+4. ranks the fits and groups sites that share a template.
+
+Nothing here imports torch; the module is loaded only when the long tail is asked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import threading
+
+HOLE = None  # a template is a list of literal pieces and holes
+MAX_MESSAGE = 4000  # characters of a message that are matched
+MAX_CANDIDATES = 150  # sites confirmed per lookup: those sharing the most of the message's rarest words
+ANCHORS_PER_SITE = 3  # a site is found through its rarest words
+MAX_ANCHOR_DF = 1000
+REPO = "https://github.com/pytorch/pytorch/blob/v{version}/{file}"
+
+_WORD = re.compile(r"[a-z][a-z0-9_]{2,40}")  # applied to a message capped at MAX_MESSAGE: linear
+_RAISED_FROM = re.compile(r"Exception raised from (\S{1,200}) at (\S{1,400}?):(\d{1,7}) \(most recent call first\)")
+_TRIGGERED = re.compile(r"\(Triggered internally at (\S{1,400}?):(\d{1,7})\.?\)")
+_ASSERT_AT = re.compile(r'INTERNAL ASSERT FAILED at "([^"\n]{1,400})":(\d{1,7})')
+_GB_URL = re.compile(r"compile-graph-break-site/gb/(gb\d{4})\.html", re.I)
+_BUILD_PREFIX = re.compile(r"^.*?(?<![A-Za-z_])(?=(?:aten|c10|torch|caffe2)/)")
+_MIRRORS = ("torch/_meta_registrations.py", "torch/_refs/", "torch/_decomp/", "torch/_prims", "torch/_inductor/",
+            "torch/_dynamo/polyfills", "torch/distributed/optim/functional_", "torch/csrc/api/", "torch/csrc/jit/runtime/static/",
+            "torch/csrc/lazy/", "aten/src/ATen/functorch/", "torch/_functorch/", "torch/_higher_order_ops/", "torch/_subclasses/",
+            "torch/csrc/jit/mobile/", "torch/distributed/_composable/", "torch/onnx/", "torch/_export/", "torch/export/")
+_BACKENDS = {"mps": ("/mps/", "mps"), "vulkan": ("/vulkan/",), "metal": ("/metal/",), "miopen": ("/miopen/",), "hip": ("/hip/",),
+             "xpu": ("/xpu/",), "cudnn": ("/cudnn/",), "cuda": ("/cuda/", ".cu", "cuda"), "mkldnn": ("/mkldnn/",),
+             "quantized": ("/quantized/", "/quantizable/", "torch/ao/"), "sparse": ("/sparse/",), "nested": ("/nested/",), "xnnpack": ("/xnnpack/",)}
+_ORIGIN_RANK = {"binary": 0, "python": 0, "header": 0, "gb-registry": 0, "source": 0, "paste": 0}
+_STRENGTH_RANK = {"exact": 0, "start": 1, "partial": 2}
+# messages CPython itself writes, word for word the same as a torch template: never claimed alone
+_CPYTHON = [
+    "list index out of range", "tuple index out of range", "string index out of range", "division by zero",
+    "{} object has no attribute {}", "module {} has no attribute {}", "No module named {}", "Can't pickle {}: {}",
+    "{} takes {} positional argument but {} were given", "{} takes {} positional arguments but {} were given",
+    "{} got an unexpected keyword argument {}", "{} missing {} required positional argument: {}",
+    "not enough values to unpack (expected {}, got {})", "too many values to unpack (expected {})",
+    "unsupported operand type(s) for {}: {} and {}", "{} object is not subscriptable", "{} object is not callable",
+    "{} object is not iterable", "maximum recursion depth exceeded{}", "invalid literal for int() with base {}: {}",
+    "[Errno {}] {}", "name {} is not defined", "cannot import name {} from {}", "dictionary changed size during iteration",
+]
+
+
+def literal_len(pieces) -> int:
+    return sum(len(p.strip()) for p in pieces if p is not HOLE)
+
+
+def to_text(pieces) -> str:
+    return "".join("{}" if p is HOLE else p.replace("{", "{{").replace("}", "}}") for p in pieces)
+
+
+def from_text(text: str) -> list:
+    """The inverse of :func:`to_text`."""
+    out: list = []
+    buf = []
+    i = 0
+    while i < len(text):
+        two = text[i:i + 2]
+        if two in ("{{", "}}"):
+            buf.append(two[0])
+            i += 2
+        elif two == "{}":
+            if buf:
+                out.append("".join(buf))
+                buf = []
+            out.append(HOLE)
+            i += 2
+        else:
+            buf.append(text[i])
+            i += 1
+    if buf:
+        out.append("".join(buf))
+    return out
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def _pieces(template: str) -> list:
+    """The template's pieces as the matcher compares them: lower case (whitespace is already folded),
+    the outer spaces of the first and last piece dropped."""
+    out = [p if p is HOLE else p.lower() for p in from_text(template) if p is HOLE or p.strip()]
+    if out and out[0] is not HOLE:
+        out[0] = out[0].lstrip()
+    if out and out[-1] is not HOLE:
+        out[-1] = out[-1].rstrip()
+    return out
+
+
+def fit(pieces: list, msg: str) -> tuple[str, int] | None:
+    """Does the template fit the folded message? (strength, literal characters matched), or None.
+
+    Each literal piece is searched after the previous one (leftmost, which finds a fit whenever one
+    exists; the last one rightmost, to end where the message ends if it can). A template that starts
+    with a literal fits at the start (``start``), or inside (``partial``); one whose end also fits the
+    message's end, or that ends with a hole, is ``exact``. Linear: one search per piece."""
+    pos, matched, anchored = 0, 0, True
+    last = len(pieces) - 1
+    for i, p in enumerate(pieces):
+        if p is HOLE:
+            continue
+        if i == 0:
+            j = 0 if msg.startswith(p) else msg.find(p)
+            anchored = j == 0
+        elif i == last:
+            j = msg.rfind(p, pos)
+        else:
+            j = msg.find(p, pos)
+        if j < 0:
+            return None
+        pos = j + len(p)
+        matched += len(p)
+    if not matched:
+        return None
+    if not anchored:
+        return "partial", matched
+    ends = pieces[last] is HOLE or len(msg[pos:].strip(" .:;,")) == 0
+    return ("exact" if ends else "start"), matched
+
+
+def strip_suffixes(message: str) -> tuple[str, dict | None]:
+    """The message without what torch appends, and the site that the appended text names."""
+    site = None
+    m = _RAISED_FROM.search(message)
+    if m:
+        site = {"function": m.group(1), "file": _repo_path(m.group(2)), "line": int(m.group(3))}
+        message = message[:m.start()]
+    m = _TRIGGERED.search(message)
+    if m:
+        site = site or {"function": "", "file": _repo_path(m.group(1)), "line": int(m.group(2))}
+        message = message[:m.start()] + message[m.end():]
+    m = _ASSERT_AT.search(message)
+    if m and site is None:
+        site = {"function": "", "file": _repo_path(m.group(1)), "line": int(m.group(2))}
+    return message.strip(), site
+
+
+def is_builtin(message: str) -> bool:
+    """Whether CPython itself writes this message (a template of the stoplist fits it whole)."""
+    msg = _fold(message)
+    return any((fit(p, msg) or ("",))[0] == "exact" for p in _CPYTHON_PIECES)
+
+
+def repo_path(path: str) -> str:
+    """A source path as the repository spells it: a build's prefix (``/__w/pytorch/pytorch/``,
+    ``C:\\actions-runner\\...``, ``build/``) dropped."""
+    return _repo_path(path)
+
+
+def _repo_path(path: str) -> str:
+    path = path.replace("\\", "/")
+    return _BUILD_PREFIX.sub("", path)
+
+
+_CPYTHON_PIECES = [_pieces(t) for t in _CPYTHON]
+
+
+class LongTail:
+    """An open long-tail index (read-only SQLite; one connection per thread)."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self._local = threading.local()
+        db = self._db()
+        self.meta = {k: json.loads(v) for k, v in db.execute("select key, value from meta")}
+
+    def _db(self) -> sqlite3.Connection:
+        db = getattr(self._local, "db", None)
+        if db is None:
+            db = sqlite3.connect(f"file:{self.path}?mode=ro&immutable=1", uri=True, check_same_thread=False)
+            self._local.db = db
+        return db
+
+    # -- retrieval --------------------------------------------------------------------------
+    def lookup(self, message: str | None, exc_type: str | None = None, frames=(), top: int = 3) -> list[dict]:
+        """The raise sites whose template fits ``message``, best group first (``raised_at`` of the JSON)."""
+        if not message:
+            return []
+        core, named = strip_suffixes(message[: MAX_MESSAGE * 4])
+        msg = _fold(core[:MAX_MESSAGE])
+        if (exc_type or "").endswith("KeyError") and len(msg) > 2 and msg[0] == msg[-1] and msg[0] in "'\"":
+            msg = msg[1:-1].replace("\\'", "'")  # str(KeyError) is the repr of its message
+        gb = _GB_URL.search(message[: MAX_MESSAGE * 4])
+        db = self._db()
+        found: list[tuple[tuple, dict]] = []
+        if gb:
+            row = db.execute("select * from site where m = ?", (gb.group(1).upper(),)).fetchone()
+            if row:
+                found.append(((-1,), self._row(row, "exact", 1)))
+        if named:
+            rows = db.execute("select * from site where f = ? and l = ?", (named["file"], named["line"])).fetchall()
+            for row in rows:
+                found.append(((-1,), self._row(row, "exact", 1)))
+            if rows:  # exact for this release: nothing to search
+                return self._groups(found, top)
+            if not rows:  # another build or version: the paste's own words are the site
+                found.append(((-1,), {"exc_type": exc_type, "template": None, "file": named["file"], "line": named["line"],
+                                      "function": named["function"] or None, "op": None, "condition": None, "origin": "paste",
+                                      "torch_version": None, "url": None, "strength": "exact", "sites": 1}))
+        if len(msg) < 8:
+            return self._groups(found, top)
+        # a message CPython itself writes is claimed only by a site among the paste's own frames
+        builtin = any((fit(p, msg) or ("",))[0] == "exact" for p in _CPYTHON_PIECES)
+        words = sorted(set(_WORD.findall(msg)))
+        if not words:
+            return self._groups(found, top)
+        q = ",".join("?" * len(words))
+        # a template fits only if the message holds every one of its anchors (its rarest words)
+        best = [site for (site,) in db.execute(
+            f"select site from anchor where word in ({q}) group by site having count(*) >= min(need) "
+            f"order by count(*) desc, site limit {MAX_CANDIDATES}", words)]
+        if not best:
+            return self._groups(found, top)
+        q = ",".join("?" * len(best))
+        frame_files = {_repo_path(f.file) for f in frames if getattr(f, "file", None)}
+        devices = {d for d in _BACKENDS if re.search(rf"\b{d}\b", msg)}
+        want = (exc_type or "").rsplit(".", 1)[-1]
+        cols = self._cols(db)
+        for row in db.execute(f"select * from site where id in ({q})", best):
+            r = dict(zip(cols, row))
+            got = fit(json.loads(r["p"]), msg)
+            if got is None:
+                continue
+            strength, matched = got
+            lit = r["lit"]
+            coverage = matched / max(len(msg), 1)
+            if not _passes(strength, lit, coverage, r["generic"]):
+                continue
+            site_type = (r["x"] or "").rsplit(".", 1)[-1]
+            # a C++ check raises RuntimeError or one of torch's own subclasses (torch.OutOfMemoryError ...)
+            type_ok = not want or not site_type or site_type == want or (
+                site_type == "RuntimeError" and want not in _BUILTIN_TYPES and r["o"] in ("binary", "source", "header"))
+            if want and site_type and not type_ok and r["o"] == "python" and want in _BUILTIN_TYPES and site_type in _BUILTIN_TYPES:
+                continue
+            in_frames = any(ff.endswith(r["f"]) for ff in frame_files) if r["f"] else False
+            if builtin and not in_frames:
+                continue
+            mirror = any(m in r["f"] for m in _MIRRORS)
+            backend = any(any(k in r["f"] for k in keys) for d, keys in _BACKENDS.items() if d not in devices)
+            # a template that leaves most of the message to its holes ranks after those that say more of it
+            key = (0 if in_frames else 1, r["generic"], 0 if coverage >= 0.5 else 1, _ORIGIN_RANK.get(r["o"], 1), _STRENGTH_RANK[strength],
+                   0 if type_ok else 1, -round(coverage, 1), 1 if mirror else 0, 1 if backend else 0, -lit, r["f"], r["l"] or 0)
+            found.append((key, self._row(r, strength, 1)))
+        return self._groups(found, top)
+
+    def _cols(self, db):
+        cols = getattr(self._local, "cols", None)
+        if cols is None:
+            cols = [d[1] for d in db.execute("pragma table_info(site)")]
+            self._local.cols = cols
+        return cols
+
+    def _row(self, row, strength: str, sites: int) -> dict:
+        r = row if isinstance(row, dict) else dict(zip(self._cols(self._db()), row))
+        version = r["v"]
+        exact_version = version == self.meta.get("torch_version")
+        url = REPO.format(version=self.meta.get("torch_version"), file=r["f"]) if r["f"] else None
+        if url and r["l"] and exact_version:
+            url += f"#L{r['l']}"
+        out = {"exc_type": r["x"] or None, "template": r["t"], "file": r["f"] or None, "line": r["l"] if exact_version else None,
+               "function": r["fn"] or None, "op": r["op"] or None, "condition": r["c"] or None, "origin": r["o"],
+               "torch_version": version, "url": url, "strength": strength, "sites": sites, "kind": r["k"],
+               "indexed_version": self.meta.get("torch_version")}
+        if r.get("gb"):
+            gb = json.loads(r["gb"])
+            out["graph_break"] = gb
+            out["url"] = gb.get("url")
+        return out
+
+    def _groups(self, found: list[tuple[tuple, dict]], top: int) -> list[dict]:
+        """One answer per template (sites sharing it counted), best first."""
+        found.sort(key=lambda kv: kv[0])
+        groups: dict[str, dict] = {}
+        order: list[str] = []
+        for _key, rec in found:
+            g = _fold(rec["template"]) if rec["template"] else f"{rec['file']}:{rec['line']}"
+            if g in groups:
+                groups[g]["sites"] += 1
+                if len(groups[g]["also"]) < 20:
+                    groups[g]["also"].append({"file": rec["file"], "line": rec["line"], "function": rec["function"]})
+                continue
+            groups[g] = dict(rec, also=[])
+            order.append(g)
+        out = [groups[g] for g in order[:top]]
+        if out and out[0]["template"] is None and len(order) > 1 and groups[order[1]]["template"]:
+            # the paste named a site of another build: keep the template of this build that fits
+            pass
+        return out
+
+
+_BUILTIN_TYPES = {"ValueError", "TypeError", "IndexError", "KeyError", "AttributeError", "RuntimeError", "NotImplementedError",
+                  "AssertionError", "OSError", "FileNotFoundError", "ImportError", "ModuleNotFoundError", "NameError",
+                  "ZeroDivisionError", "OverflowError", "MemoryError", "RecursionError", "StopIteration", "PermissionError",
+                  "UnicodeDecodeError", "UnicodeEncodeError", "LookupError", "EOFError", "BufferError", "SystemError"}
+
+
+def _passes(strength: str, lit: int, coverage: float, generic: int) -> bool:
+    """The evidence gates: generic templates and thin fits never answer."""
+    if generic:
+        return False
+    if strength == "exact":
+        return coverage >= 0.3 or lit >= 40
+    if strength == "start":
+        return lit >= 20 and coverage >= 0.35
+    return lit >= 30 and coverage >= 0.5
+
+
+def is_generic(pieces: list) -> bool:
+    lits = [p for p in pieces if p is not HOLE]
+    words = sum(len(_WORD.findall(p.lower())) for p in lits)
+    return literal_len(pieces) < 14 or words < 2
+
+
+# -----------------------------------------------------------------------------------------------
+# the compiled index
+
+
+def _anchor_words(pieces: list) -> list[str]:
+    """The whole words of a template's literal text (a word touching a hole may continue in the message)."""
+    out: set[str] = set()
+    for i, p in enumerate(pieces):
+        if p is HOLE:
+            continue
+        text = p.lower()
+        found = list(_WORD.finditer(text))
+        for j, m in enumerate(found):
+            if m.start() == 0 and i > 0 and pieces[i - 1] is HOLE:
+                continue
+            if m.end() == len(text) and i + 1 < len(pieces) and pieces[i + 1] is HOLE:
+                continue
+            if m.start() > 0 and (text[m.start() - 1].isalnum() or text[m.start() - 1] == "_"):
+                continue  # inside a longer token such as 2d or x86
+            out.add(m.group())
+    return sorted(out)
+
+
+def compile_index(records: list[dict], meta: dict, out: str) -> None:
+    """The SQLite file the lookups read, from the data file's records (atomically replaced)."""
+    tmp = f"{out}.tmp{os.getpid()}"
+    if os.path.exists(tmp):
+        os.unlink(tmp)
+    db = sqlite3.connect(tmp)
+    try:
+        db.executescript("""
+            create table site (id integer primary key, t text, k text, x text, f text, l integer, fn text, c text, m text,
+                               o text, v text, op text, gb text, lit integer, generic integer, p text);
+            create table anchor (word text, site integer, need integer, primary key (word, site)) without rowid;
+            create table word (word text primary key, df integer) without rowid;
+            create table meta (key text primary key, value text);
+        """)
+        parsed = [from_text(r["t"]) for r in records]
+        words_of = [_anchor_words(p) for p in parsed]
+        df: dict[str, int] = {}
+        for words in words_of:
+            for w in words:
+                df[w] = df.get(w, 0) + 1
+        anchors, rows = [], []
+        for i, (r, pieces, words) in enumerate(zip(records, parsed, words_of), 1):
+            ranked = sorted(words, key=lambda w: (df[w], w))
+            # boilerplate words ("expected", "internal", "pytorch") anchor only templates that have nothing rarer
+            rare = [w for w in ranked if df[w] <= MAX_ANCHOR_DF][:ANCHORS_PER_SITE] or ranked[:2]
+            anchors += [(w, i, len(rare)) for w in rare]
+            rows.append((i, r["t"], r["k"], r["x"], r["f"], r["l"], r["fn"], r["c"], r["m"], r["o"], r["v"], r.get("op", ""),
+                         json.dumps(r["gb"], ensure_ascii=False, sort_keys=True) if r.get("gb") else None,
+                         literal_len(pieces), int(is_generic(pieces)), json.dumps(_pieces(r["t"]), ensure_ascii=False)))
+        db.executemany("insert into site values (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        db.executemany("insert into anchor values (?,?,?)", sorted(anchors))
+        db.executemany("insert into word values (?,?)", sorted(df.items()))
+        db.execute("create index site_fl on site(f, l)")
+        db.execute("create index site_m on site(m)")
+        db.executemany("insert into meta values (?,?)", [(k, json.dumps(v, sort_keys=True)) for k, v in sorted(meta.items())])
+        db.commit()
+        db.execute("vacuum")
+    finally:
+        db.close()
+    os.replace(tmp, out)
+
+
+def data_file() -> str | None:
+    """The data file: ``TBX_LONGTAIL``, else the newest ``longtail-*.jsonl.gz`` of the checkout's or the package's data."""
+    if os.environ.get("TBX_LONGTAIL"):
+        return os.environ["TBX_LONGTAIL"]
+    from .paths import _PKG, source_root
+
+    root = source_root()
+    folder = os.path.join(root, "data") if root else os.path.join(_PKG, "_data")
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith("longtail-") and (n.endswith(".jsonl.gz") or n.endswith(".sqlite"))]
+    except OSError:
+        return None
+    if not names:
+        return None
+
+    def version(n):
+        v = n[len("longtail-"):].split(".jsonl")[0].split(".sqlite")[0]
+        return tuple(int(x) if x.isdigit() else 0 for x in v.split("."))
+
+    best = max(version(n) for n in names)
+    same = sorted(n for n in names if version(n) == best)
+    pick = next((n for n in same if n.endswith(".jsonl.gz")), same[0])
+    return os.path.join(folder, pick)
+
+
+_LOCK = threading.Lock()
+_OPEN: dict[str, LongTail] = {}
+
+
+def open_longtail(path: str | None = None, *, compile_ok: bool = True) -> LongTail | None:
+    """The long-tail index, compiled from its data file when the SQLite beside it is missing or older
+    (unless ``compile_ok`` is false: then None until it is compiled); None when there is no data file
+    (the long tail then stays silent)."""
+    path = path or data_file()
+    if not path or not os.path.exists(path):
+        return None
+    with _LOCK:
+        if path in _OPEN:
+            return _OPEN[path]
+        db_path = path
+        if path.endswith(".jsonl.gz"):
+            name = os.path.basename(path)[: -len(".jsonl.gz")] + ".sqlite"
+            cache = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "traceback-explainer")
+            # beside the data file, or (a read-only folder) in the user's cache
+            fresh = [p for p in (os.path.join(os.path.dirname(path), name), os.path.join(cache, name)) if _newer(p, path)]
+            if fresh:
+                db_path = fresh[0]
+            elif not compile_ok:
+                return None
+            else:
+                from pathlib import Path
+
+                from .longtail_build import read
+
+                meta, records = read(Path(path))
+                db_path = os.path.join(os.path.dirname(path), name)
+                try:
+                    compile_index(records, meta, db_path)
+                except OSError:
+                    os.makedirs(cache, exist_ok=True)
+                    db_path = os.path.join(cache, name)
+                    compile_index(records, meta, db_path)
+        lt = LongTail(db_path)
+        _OPEN[path] = lt
+        return lt
+
+
+def _newer(path: str, than: str) -> bool:
+    try:
+        return os.path.getmtime(path) >= os.path.getmtime(than)
+    except OSError:
+        return False
+
+
+def info() -> dict | None:
+    lt = open_longtail()
+    if lt is None:
+        return None
+    return {"path": lt.path, **lt.meta}
