@@ -98,7 +98,7 @@ def run_one(req: dict, workdir: str) -> dict:
             try:
                 # optimize=0: asserts are compiled whatever the interpreter's -O level, so a fix
                 # whose assertion fails can never pass under PYTHONOPTIMIZE
-                exec(compile(req["code"], path, "exec", optimize=0), namespace)
+                exec(compile(req["code"], path, "exec", optimize=0, dont_inherit=True), namespace)  # not this module's __future__ flags
             except BaseException as exc:  # noqa: BLE001 - reporting it is the point
                 tb = exc.__traceback__.tb_next if exc.__traceback__ else None
                 exc = exc.with_traceback(tb)

@@ -218,3 +218,16 @@ def test_verifier_catches_a_broken_fix_and_a_wrong_message(tmp_path, worker):
     hang = replace(repro, code="import time\ntime.sleep(30)", options={**repro.options, "timeout": "1"})
     res = run_snippet(entry, hang, worker)
     assert res.status == "fail" and "timed out" in res.reason
+
+
+@pytest.mark.slow
+def test_snippets_run_with_their_own_future_flags(worker):
+    """A snippet is compiled as its own module: the worker's `from __future__ import annotations`
+    never turns its annotations into strings (torch.jit.script reads them)."""
+    entry = read_entry(KB / "backward-non-scalar-output.md")
+    from dataclasses import replace
+
+    fix = next(s for s in entry.snippets if s.role == "fix")
+    probe = replace(fix, code="def f(x: int) -> int:\n    return x\nassert f.__annotations__['x'] is int  # fix\n")
+    res = run_snippet(entry, probe, worker)
+    assert res.status != "fail" or "necessity" in (res.reason or ""), res.reason
