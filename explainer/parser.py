@@ -179,7 +179,8 @@ _REFLOW = _Lazy(
     r"|\s(?=Exception raised from )|\s(?=frame #\d+: )"
 )
 _FINAL_IN_FLAT = _Lazy(
-    r"(?<![\w.])((?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*?)?(?:Error|Exception|Warning|Exit|Interrupt|Failed|Unsupported|Missing|Timeout|Exceeded))[:：]\s"
+    r"(?<![\w.])((?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*?)?(?:Error|Exception|Warning|Exit|Interrupt|Failed|Unsupported|Missing|Timeout|Exceeded)"
+    r"|torch(?:\.[a-z_]\w*)++\.[A-Z][A-Za-z0-9]*+)[:：]\s"
 )
 
 
@@ -447,6 +448,10 @@ def _is_exc_line(line: str) -> bool:
 def _looks_like_type(name: str, after_frames: bool) -> bool:
     last = _TYPE_SEP.split(name)[-1]
     if name in _KNOWN_TYPES or _EXC_SUFFIX.search(last):
+        return True
+    # torch's own exception classes are not all named ...Error (GuardOnDataDependentSymNode,
+    # FailOnRecompileLimitHit): a CamelCase class inside the torch package is one wherever it stands
+    if name.startswith("torch.") and name.count(".") >= 2 and _CAMEL.match(last):
         return True
     # right after a traceback's frames, a dotted CamelCase name is an exception type too
     return after_frames and bool(_CAMEL.match(last)) and ("." in name or "::" in name)
