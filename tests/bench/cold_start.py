@@ -26,20 +26,30 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("paste", nargs="?", default=str(HERE.parent / "fixtures" / "pastes" / "backward_flat_windows.txt"))
     ap.add_argument("--runs", type=int, default=21)
+    ap.add_argument("--against", help="another checkout of the project: its `python -m explainer` is timed in the same loop")
     args = ap.parse_args()
     paste = Path(args.paste).read_bytes()
     script = Path(sys.executable).with_name("tbx")  # the console script, as users run it
     tbx = [str(script), "explain", "--json"] if script.exists() else [sys.executable, "-m", "explainer", "explain", "--json"]
     base = [sys.executable, "-c", "import sqlite3, rapidfuzz"]
+    other = [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); from explainer.cli import main; "
+             "sys.argv = ['tbx', 'explain', '--json']; sys.exit(main())", args.against] if args.against else None
     timed(tbx, paste)  # build the index if it is stale, warm the file cache
-    a, b = [], []
+    if other:
+        timed(other, paste)
+    a, b, c = [], [], []
     for _ in range(args.runs):
         b.append(timed(base, None))
         a.append(timed(tbx, paste))
+        if other:
+            c.append(timed(other, paste))
     ma, mb = statistics.median(a), statistics.median(b)
     print(f"tbx explain --json      median {ma * 1000:7.1f} ms  (runs {args.runs})")
     print(f"import sqlite3,rapidfuzz median {mb * 1000:7.1f} ms")
     print(f"ratio {ma / mb:.2f}")
+    if other:
+        mc = statistics.median(c)
+        print(f"{args.against}: median {mc * 1000:7.1f} ms, ratio {mc / mb:.2f}; this one / that one {ma / mc:.2f}")
 
 
 if __name__ == "__main__":

@@ -24,7 +24,6 @@ SNIPPETS = {
     "stft-window": "torch.stft(torch.randn(100), 16, window=torch.ones(8), return_complex=True)",
     # sparse
     "sparse-coo-ndim": "torch.sparse_coo_tensor(torch.tensor([0, 1]), torch.tensor([1.0, 2.0]), (2, 2))",
-    "sparse-csr-crow": "torch.sparse_csr_tensor(torch.tensor([0, 1]), torch.tensor([0, 1]), torch.tensor([1.0, 2.0]), (2, 2))",
     "sparse-to-dense-dim": "torch.randn(2, 2).to_sparse(sparse_dim=3)",
     # nested
     "nested-dim-mismatch": "torch.nested.nested_tensor([torch.randn(2, 3), torch.randn(4)])",
@@ -94,13 +93,10 @@ SNIPPETS = {
     "normal-std": "torch.normal(torch.zeros(3), torch.tensor([-1.0, 1.0, 1.0]))",
     # quantization, serialization, autograd.Function, jit
     "quantize-dtype": "torch.quantize_per_tensor(torch.randn(3), 0.1, 0, torch.float32)",
-    "save-bad-protocol": "torch.save({}, io.BytesIO(), pickle_protocol=99)",
-    "load-map-location": "torch.load(io.BytesIO(b''), map_location=3.5)",
     "autograd-function-outputs": "FnWrongGrads.apply(torch.randn(2, requires_grad=True)).sum().backward()",
     "autograd-grad-outputs-len": "torch.autograd.grad([torch.randn(2, requires_grad=True).sum()], [torch.randn(2, requires_grad=True)], grad_outputs=[torch.ones(()), torch.ones(())])",
     "checkpoint-reentrant": "torch.utils.checkpoint.checkpoint(lambda x: x, torch.randn(2), use_reentrant=True, bogus=1)",
     "jit-script-lambda": "torch.jit.script(lambda x: x)",
-    "hooks-remove-type": "torch.nn.Module().register_forward_hook(3)",
     "optimizer-lr": "torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=-1.0)",
     "optimizer-betas": "torch.optim.Adam([torch.nn.Parameter(torch.zeros(1))], betas=(1.5, 0.9))",
     "scheduler-gamma": "torch.optim.lr_scheduler.OneCycleLR(torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=0.1), max_lr=0.1)",
