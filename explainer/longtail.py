@@ -195,6 +195,7 @@ class LongTail:
             return []
         core, named = strip_suffixes(message[: MAX_MESSAGE * 4])
         msg = _fold(core[:MAX_MESSAGE])
+        first_line = _fold(core[:MAX_MESSAGE].strip().split("\n", 1)[0])
         if (exc_type or "").endswith("KeyError") and len(msg) > 2 and msg[0] == msg[-1] and msg[0] in "'\"":
             msg = msg[1:-1].replace("\\'", "'")  # str(KeyError) is the repr of its message
         gb = _GB_URL.search(message[: MAX_MESSAGE * 4])
@@ -241,6 +242,11 @@ class LongTail:
             strength, matched = got
             lit = r["lit"]
             coverage = matched / max(len(msg), 1)
+            if strength == "start" and first_line != msg:
+                # a message whose first line is the template's and whose next lines explain it (a graph break)
+                whole = fit(json.loads(r["p"]), first_line)
+                if whole and whole[0] == "exact":
+                    coverage = whole[1] / max(len(first_line), 1)
             if not _passes(strength, lit, coverage, r["generic"]):
                 continue
             site_type = (r["x"] or "").rsplit(".", 1)[-1]
@@ -256,7 +262,8 @@ class LongTail:
             backend = any(any(k in r["f"] for k in keys) for d, keys in _BACKENDS.items() if d not in devices)
             # a template that leaves most of the message to its holes ranks after those that say more of it
             key = (0 if in_frames else 1, r["generic"], 0 if coverage >= 0.5 else 1, _ORIGIN_RANK.get(r["o"], 1), _STRENGTH_RANK[strength],
-                   0 if type_ok else 1, -round(coverage, 1), 1 if mirror else 0, 1 if backend else 0, -lit, r["f"], r["l"] or 0)
+                   0 if type_ok else 1, -round(coverage, 1), 1 if mirror else 0, 1 if backend else 0,
+                   0 if r["v"] == self.meta.get("torch_version") else 1, -lit, r["f"], r["l"] or 0)
             found.append((key, self._row(r, strength, 1)))
         return self._groups(found, top)
 

@@ -358,3 +358,35 @@ def test_the_wheel_derived_part_rebuilds_identically(tmp_path):
     shipped_meta, _ = lb.read(DATA)
     assert meta["torch_version"] == shipped_meta["torch_version"]
     assert meta["wheel_part_sha256"] == shipped_meta["wheel_part_sha256"]
+
+
+@needs_data
+def test_a_graph_break_shows_the_registry_explanation(shipped, index):
+    from explainer.core import explain_text
+    from explainer.render import answer_markdown
+
+    paste = ("torch._dynamo.exc.Unsupported: Tensor.tolist() with non-integer tensor\n"
+             "  Explanation: Dynamo currently does not support tracing `tolist()` on non-integer tensors.\n\n"
+             " For more details about this graph break, please visit: https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0109.html\n")
+    got = shipped.lookup(paste.split(": ", 1)[1], "torch._dynamo.exc.Unsupported")
+    assert got[0]["graph_break"]["id"] == "GB0109" and got[0]["url"].endswith("gb0109.html")
+    answer = explain_text(paste, index)
+    if not answer.matches:  # the curated dynamo entry may answer it; else the long tail does, with the registry's words
+        md = answer_markdown(answer, lang="zh")
+        assert "graph break" in md and "知识库里还没有整理这条报错" in md
+
+
+@needs_data
+def test_an_internal_assert_is_presented_as_a_pytorch_bug(shipped, index):
+    from explainer.core import explain_text
+    from explainer.render import answer_markdown
+
+    _, records = lb.read(DATA)
+    r = next(r for r in records if r["k"] == "internal-assert" and r["f"].startswith("aten/src/ATen/native/"))
+    message = r["t"].replace("{}", "/__w/pytorch/pytorch/", 1).replace("{}", "")
+    answer = explain_text(f"RuntimeError: {message}", index)
+    assert not answer.matches
+    top = answer.raised_at[0]
+    assert (top["file"], top["line"], top["condition"]) == (r["f"], r["l"], r["c"])
+    md = answer_markdown(answer, lang="en")
+    assert "most likely a bug in PyTorch" in md and f"{r['f']}:{r['l']}" in md
