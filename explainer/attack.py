@@ -326,7 +326,7 @@ def parser_rules() -> list[tuple[str, object, int, tuple]]:
     text reader and the reason translator apply to user text, at the length cap each one sees. The
     expressions applied to a whole paste (``MAX_CHARS``) are timed with the operation the code uses
     on them; the per-line and per-message ones with all of :data:`OPS`."""
-    from . import i18n, matcher, normalize, parser, patterns, textio
+    from . import i18n, longtail, matcher, normalize, parser, patterns, textio
 
     def is_rx(v) -> bool:
         return isinstance(v, (re.Pattern, parser._Lazy))
@@ -340,6 +340,7 @@ def parser_rules() -> list[tuple[str, object, int, tuple]]:
         matcher: matcher.MAX_REGEX_INPUT,
         textio: parser.MAX_LINE,
         i18n: 2000,
+        longtail: longtail.MAX_MESSAGE * 4,  # a message as the long tail reads it (its suffixes searched in 16 000 characters)
     }
     # applied to the whole paste (cut at MAX_CHARS), not to one line, with the operation used on them
     whole_text = {
