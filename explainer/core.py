@@ -74,8 +74,37 @@ def explain(parsed: Parsed, index, *, top: int = 3, live: dict | None = None,
     b = budget if isinstance(budget, Budget) else Budget(budget)
     candidates = index.matcher.match(parsed, top=max(top, 2), budget=b)[: max(top, 1)]
     cut = b.cut
-    curated = any(c.score >= THRESHOLD for c in candidates)
-    return Answer(parsed, tuple(candidates), index, live, cut, raised_at(parsed, b, compile_ok=not curated))
+    if any(c.score >= THRESHOLD for c in candidates):
+        # a curated answer: where torch raised it is one more line, looked up when a surface shows it
+        return Answer(parsed, tuple(candidates), index, live, cut, _Later(lambda: raised_at(parsed, None, compile_ok=False)))
+    return Answer(parsed, tuple(candidates), index, live, cut, raised_at(parsed, b))
+
+
+class _Later:
+    """A sequence computed on first use (the raise sites under a curated answer: the JSON, the
+    terminal and the hooks show them; matching alone never pays for them)."""
+
+    __slots__ = ("_fn", "_value")
+
+    def __init__(self, fn) -> None:
+        self._fn, self._value = fn, None
+
+    def _get(self) -> tuple:
+        if self._value is None:
+            self._value, self._fn = tuple(self._fn()), None
+        return self._value
+
+    def __iter__(self):
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+    def __bool__(self) -> bool:
+        return bool(self._get())
+
+    def __getitem__(self, i):
+        return self._get()[i]
 
 
 def raised_at(parsed: Parsed, budget: Budget | None = None, *, compile_ok: bool = True) -> tuple:
