@@ -28,6 +28,8 @@ def _read_input(path: str | None) -> str:
                 data, stopped = read_tail(f, MAX_PASTE_BYTES)
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if stopped and b"\n" in data and not data.endswith(b"\n"):
+        data = data[: data.rindex(b"\n") + 1]  # the stream went on: its last line read is cut, not a line of the paste
     if looks_binary(data):
         raise UsageError("the input looks binary (control bytes), not a pasted traceback")
     text = decode_bytes(data)
