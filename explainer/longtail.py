@@ -218,7 +218,7 @@ class LongTail:
         if len(msg) < 8:
             return self._groups(found, top)
         # a message CPython itself writes is claimed only by a site among the paste's own frames
-        builtin = any((fit(p, msg) or ("",))[0] == "exact" for p in _CPYTHON_PIECES)
+        builtin = is_builtin(msg)
         words = sorted(set(_WORD.findall(msg)))
         if not words:
             return self._groups(found, top)
@@ -305,11 +305,7 @@ class LongTail:
                 continue
             groups[g] = dict(rec, also=[])
             order.append(g)
-        out = [groups[g] for g in order[:top]]
-        if out and out[0]["template"] is None and len(order) > 1 and groups[order[1]]["template"]:
-            # the paste named a site of another build: keep the template of this build that fits
-            pass
-        return out
+        return [groups[g] for g in order[:top]]
 
 
 _BUILTIN_TYPES = {"ValueError", "TypeError", "IndexError", "KeyError", "AttributeError", "RuntimeError", "NotImplementedError",

@@ -23,6 +23,7 @@ sorted, with a first ``meta`` line; byte-identical for the same inputs.
 from __future__ import annotations
 
 import ast
+import bisect
 import gzip
 import hashlib
 import io
@@ -302,7 +303,6 @@ _ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|.)", re.S)
 _SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", '"': '"', "'": "'", "a": "\a", "b": "\b", "f": "\f", "v": "\v", "?": "?"}
 _CONTROL = {"if", "for", "while", "switch", "catch", "return", "sizeof", "namespace", "struct", "class", "union", "enum",
             "decltype", "static_assert", "else", "do", "try", "case", "default", "alignas", "noexcept", "defined"}
-_HEAD = re.compile(r"(?:(TORCH_(?:IMPL|META|PRECOMPUTE_META)_FUNC\d?)\s*\(\s*(\w+)|((?:\w+::)*~?\w+)\s*\()")
 _LITERAL_ARG = re.compile(r'\s*(?:(?:u8|u|U|L)?"(?:[^"\\\n]|\\.)*"\s*)+', re.S)
 _STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"', re.S)
 
@@ -494,7 +494,6 @@ def cpp_sites(text: str, rel: str, version: str, origin: str, exact_line: bool) 
     spliced, starts = _splice(text)
     code = _blank(spliced)
     sites = []
-    import bisect
     for m in _SITE.finditer(code):
         # skip macro definitions of the family itself
         line_start = code.rfind("\n", 0, m.start()) + 1
