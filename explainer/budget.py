@@ -35,6 +35,17 @@ class Budget:
             return True
         return False
 
+    def setup(self, fn):
+        """``fn()``, with the time it takes left out of the budget: one-time work of the process
+        (building the matcher on the first explanation) is no part of this paste's cost, and under
+        load it could otherwise spend the whole budget before the first pattern is tried."""
+        start = time.monotonic()
+        try:
+            return fn()
+        finally:
+            if self.deadline is not None:
+                self.deadline += time.monotonic() - start
+
 
 PARSE_RESERVE = 0.25  # the share of the budget the parser leaves to the matcher
 

@@ -72,7 +72,8 @@ def explain(parsed: Parsed, index, *, top: int = 3, live: dict | None = None,
     or None for no deadline); an answer cut by the deadline has ``partial`` set. ``live``: the
     failing frame's values, in the hooks."""
     b = budget if isinstance(budget, Budget) else Budget(budget)
-    candidates = index.matcher.match(parsed, top=max(top, 2), budget=b)[: max(top, 1)]
+    matcher = b.setup(lambda: index.matcher)
+    candidates = matcher.match(parsed, top=max(top, 2), budget=b)[: max(top, 1)]
     cut = b.cut
     if any(c.score >= THRESHOLD for c in candidates):
         # a curated answer: where torch raised it is one more line, looked up when a surface shows it

@@ -41,6 +41,7 @@ from .patterns import pattern_features
 THRESHOLD = 0.5  # below this the matcher abstains
 AMBIGUOUS_GAP = 0.06  # two candidates this close on a thin paste: say so
 MAX_CANDIDATE_PATTERNS = 24
+MIN_TRIED = 4  # candidate patterns tried even past the deadline: each is linear over a capped input
 MAX_FUZZY_CHARS = 400  # a message's identifying words come first
 MIN_WORD_SHARE = 0.34
 MIN_CUT_CHARS = 24  # a cut message must keep this much of the template to count as its beginning
@@ -200,7 +201,7 @@ class Matcher:
         fuzzy: list[tuple[_Pattern, float]] = []
         settled = False  # a template matched the whole message with a fitting type
         for k, (pi, share) in enumerate(self._candidate_patterns(norm)):
-            if k and budget is not None and budget.spent():
+            if k >= MIN_TRIED and budget is not None and budget.spent():
                 break
             p = self.patterns[pi]
             tier, base, why, strong = 2, 0.0, "", False
