@@ -28,6 +28,11 @@ def unmet(requirement: str) -> str | None:
     """None when the requirement holds here, else the reason it does not."""
     if requirement in _PLATFORMS:
         return None if sys.platform.startswith(_PLATFORMS[requirement]) else f"needs {requirement}"
+    if requirement in ("c-compiler", "ninja"):
+        import shutil
+
+        tools = ("c++", "g++", "clang++", "cc", "gcc") if requirement == "c-compiler" else ("ninja",)
+        return None if any(shutil.which(t) for t in tools) else f"needs {'a C/C++ compiler' if requirement == 'c-compiler' else 'ninja'} on PATH"
     if requirement in ("torchvision", "triton"):
         return None if importlib.util.find_spec(requirement) else f"needs {requirement} installed"
     try:

@@ -19,7 +19,7 @@ CATEGORIES = {
 }
 KINDS = {"error", "warning", "log"}
 CODE_VALUES = {"code", "target", "call", "receiver", "arg0", "arg1"}
-REQUIREMENTS = re.compile(r"^(cuda|old-cuda-driver|multi-gpu|mps|linux|windows|macos|torchvision|triton|numpy<2|torch(>=|<|==)[0-9.]+)$")
+REQUIREMENTS = re.compile(r"^(cuda|old-cuda-driver|multi-gpu|mps|linux|windows|macos|torchvision|triton|c-compiler|ninja|numpy<2|torch(>=|<|==)[0-9.]+)$")
 SNIPPET_OPTIONS = {"raises", "warns", "logs", "requires", "isolated", "timeout", "cause", "causes"}
 MIN_EXERCISED = 2  # reproducers each rewrite is applied to and run on by ``tbx verify``
 _ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")

@@ -150,3 +150,12 @@ def test_a_damaged_index_row_is_one_warning(tmp_path, capsys):
     con.close()
     with pytest.raises(IndexError_):
         open_index(path=out, kb=kb, rebuild_ok=False)
+
+
+def test_requirements_name_their_reason_when_unmet(monkeypatch):
+    from explainer._worker import unmet
+
+    assert unmet("linux") is None if sys.platform.startswith("linux") else unmet("linux") == "needs linux"
+    assert unmet("no-such-thing") == "unknown requirement no-such-thing"
+    monkeypatch.setenv("PATH", "")  # no compiler, no ninja: the snippets that build an extension are skipped, saying why
+    assert unmet("c-compiler") == "needs a C/C++ compiler on PATH" and unmet("ninja") == "needs ninja on PATH"
