@@ -37,6 +37,8 @@ _RULES = [
         V,
     ),
     (re.compile(r"\b\d++(?:\.\d++)?\s*+(?:[kmgt]i?b|bytes?)\b"), V),  # 2.00 GiB
+    # digits glued to letters ("2d", "3rd"): the number is a value, as a template's "{n}D" says
+    (re.compile(r"\b\d++(?=[a-z])(?!e[-+]?\d)"), V + " "),
     (re.compile(r"-?\b\d++(?:\.\d++)?(?:e[-+]?\d++)?\b"), V),  # numbers
 ]
 # a run of whitespace is tried once, from its start (the look-behind), not from each of its characters
@@ -50,8 +52,15 @@ def fold(text: str) -> str:
     return _WS.sub(" ", unicodedata.normalize("NFKC", text).lower()).strip()
 
 
+_QUOTES = "'\"`"
+
+
 def normalize(text: str) -> str:
     s = fold(text)
+    # a message that is one quoted span (KeyError prints its message's repr) is that message: its
+    # words must not be collapsed into one placeholder (a single quoted name still is)
+    if len(s) > 2 and s[0] in _QUOTES and s[-1] == s[0] and " " in s:
+        s = s[1:-1].strip()
     for rx, repl in _RULES:
         s = rx.sub(repl, s)
     s = _PUNCT_SPACE.sub(r"\1 ", s)

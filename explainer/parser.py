@@ -339,8 +339,14 @@ _EXC_LINE = re.compile(
 )
 _EXC_SUFFIX = re.compile(r"(?:Error|Exception|Warning|Exit|Interrupt|Failed|Unsupported|Missing|Iteration|Timeout|Exceeded)$")
 _KNOWN_TYPES = {"KeyboardInterrupt", "StopIteration", "GeneratorExit", "SystemExit", "python-BaseException"}
+# An exception quoted inside prose: the type may be glued to Chinese text (CJK characters are \w to
+# Python's re, so only ASCII word characters may not precede it), wrapped alone in Markdown emphasis
+# (**RuntimeError**: ...), followed by a colon with or without a space (full-width too), or written as
+# its repr in a log line (got RuntimeError('...')). Starts are ASCII-word starts only: linear.
 _INLINE_EXC = _Lazy(
-    r"(?P<open>\*\*|[`'\"“‘「]?)(?<![\w.])(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))\s*[:：]\s"
+    r"(?P<open>\*\*|[`'\"“‘「]?)(?<![A-Za-z0-9_.])"
+    r"(?P<type>(?:[A-Za-z_][A-Za-z0-9_]*+\.)*+[A-Z][A-Za-z0-9_]*?(?:Error|Exception))(?P<shut>\*\*|`)?"
+    r"(?:\s*+[:：](?![:/])\s?|\((?P<q>['\"]))"
 )
 _CLOSERS = {"**": "**", "`": "`", "'": "'", '"': '"', "“": "”", "‘": "’", "「": "」"}
 # the closing quote of an inline message: followed by a space, punctuation or the end
@@ -449,6 +455,8 @@ def _looks_like_type(name: str, after_frames: bool) -> bool:
     last = _TYPE_SEP.split(name)[-1]
     if name in _KNOWN_TYPES or _EXC_SUFFIX.search(last):
         return True
+    if last == "error" and "." in name and name[0].isalpha():
+        return True  # a module's lower-case exception class: cv2.error, socket.error, zmq.error
     # torch's own exception classes are not all named ...Error (GuardOnDataDependentSymNode,
     # FailOnRecompileLimitHit): a CamelCase class inside the torch package is one wherever it stands
     if name.startswith("torch.") and name.count(".") >= 2 and _CAMEL.match(last):
@@ -676,8 +684,11 @@ def _scan(lines: list[str], tags: list[str] | None = None, budget: Budget | None
             first = _trim_commentary((em.group("msg") or "").strip())
             msg_lines = [first] if first else []
             j = i + 1
-            # a message that starts empty continues after one blank line (spawn's bootstrapping text)
-            if not first and j < n and not lines[j].strip():
+            # a message that starts empty continues after one blank line (spawn's bootstrapping text,
+            # indented); the poster's words after a bare exception do not ("StopIteration", blank, "I...")
+            if not first and j + 1 < n and not lines[j].strip() and lines[j + 1].strip() and (
+                lines[j + 1].startswith((" ", "\t")) or not (_CHATTY.search(lines[j + 1].lower()) or _CJK.search(lines[j + 1]))
+            ):
                 j += 1
             had_frames = bool(frames)
             while j < n and len(msg_lines) < MAX_MESSAGE_LINES:
@@ -715,9 +726,13 @@ def _scan(lines: list[str], tags: list[str] | None = None, budget: Budget | None
         im = _INLINE_EXC.search(line) if ("Error" in line or "Exception" in line) else None
         if im:
             # an exception quoted inside commentary: "I get 'RuntimeError: ...' when ..."
-            msg = _trim_commentary(line[im.end() :].strip())
+            rest = line[im.end() :]
+            if im.group("q"):  # a repr: the message ends at its closing quote and parenthesis
+                end = rest.find(im.group("q") + ")")
+                rest = (rest[:end] if end >= 0 else rest).replace("\\" + im.group("q"), im.group("q")).replace("\\n", "\n")
+            msg = _trim_commentary(rest.strip())
             opener = im.group("open")
-            closer = _CLOSERS.get(opener)
+            closer = None if im.group("shut") or im.group("q") else _CLOSERS.get(opener)
             if closer and closer in msg:
                 if opener in ("**", "`"):
                     msg = msg[: msg.rindex(closer)]
@@ -794,6 +809,57 @@ def _fallback_message(lines: list[str]) -> str | None:
     return best if best is not None else tail[-1]
 
 
+def _raised_literal(code: str | None) -> tuple[str | None, str | None]:
+    """``raise SomeError("literal ...")`` on a frame's code line, read with ``ast`` (never run):
+    its type and message (an f-string's fields kept as ``{expr}``, which a template's placeholder
+    fits)."""
+    if not code or "raise" not in code or len(code) > 500:
+        return None, None
+    import ast  # only for a paste cut after a raise line: not at start-up
+
+    try:
+        node = ast.parse(code.strip(), mode="exec").body[0]
+    except (SyntaxError, ValueError, RecursionError, MemoryError, IndexError):
+        return None, None
+    if not isinstance(node, ast.Raise) or not isinstance(node.exc, ast.Call):
+        return None, None
+    exc_type = _dotted(node.exc.func)
+    if exc_type is None or not _looks_like_type(exc_type, True):
+        return None, None
+    message = None
+    if node.exc.args:
+        arg = node.exc.args[0]
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            message = arg.value
+        elif isinstance(arg, ast.JoinedStr):
+            message = "".join(v.value if isinstance(v, ast.Constant) else "{" + ast.unparse(v.value) + "}" for v in arg.values)
+    return exc_type, message
+
+
+def _dotted(node) -> str | None:
+    import ast
+
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
+
+
+def _cut_before_exception(frames: list[Frame], lines: list[str]) -> tuple[str | None, str | None]:
+    """A traceback cut before its exception line: the last frame's ``raise X("...")`` names it;
+    otherwise the most error-like line outside the traceback (some tools log the message before
+    the traceback they print)."""
+    exc_type, message = _raised_literal(frames[-1].code if frames else None)
+    if exc_type:
+        return exc_type, message
+    outside = [l for l in lines if l.strip() and not l.startswith((" ", "\t")) and not _is_structural(l)]
+    best = _fallback_message(outside) if outside else None
+    return (None, best) if best and _error_score(best) > 0 else (None, None)
+
+
 _CJK = _Lazy(r"[\u4e00-\u9fff]")
 
 
@@ -839,6 +905,8 @@ def _parse(text: str, budget: Budget | None = None) -> Parsed:
             lang_hint=_lang_hint(text),
         )
     final = pool[-1]
+    if final.kind == "truncated" and final.exc_type is None and final.message is None:
+        final.exc_type, final.message = _cut_before_exception(final.frames, lines)
     # A C++ terminate line or a pytest summary line repeats an exception already in the paste: prefer
     # the real exception line with its frames when the texts agree.
     if final.kind in ("summary",) and len(pool) > 1:

@@ -2,7 +2,7 @@ r"""Message templates with named placeholders, compiled to regular expressions.
 
 Rules (kb/README.md): ``{name}`` matches within one line, lazily; ``{name...}`` matches across lines,
 lazily; ``{{`` and ``}}`` are literal braces; any run of whitespace matches any run of whitespace;
-matching ignores case. A name may appear once per pattern.
+matching ignores case; a closing ``.`` or ``:`` is optional (pastes drop it). A name may appear once per pattern.
 
 **Linear by construction.** The compiled expressions run on pasted text with Python's backtracking
 ``re``, so they are built so that no two quantifiers can take the same characters, and so that a
@@ -93,11 +93,20 @@ def _items(pattern: str) -> list[tuple]:
             items.append(("ws",))
         pos = m.end()
     literal(pattern[pos:])
+    # a message's closing full stop or colon is often lost in a paste (prose drops it, a log line
+    # is cut): it is optional at the very end of a template
+    if items and items[-1][0] == "lit" and items[-1][1][-1] in ".:" and not items[-1][1].endswith(".."):
+        text = items[-1][1]
+        if len(text) > 1:
+            items[-1] = ("lit", text[:-1])
+        else:
+            items.pop()
+        items.append(("end", text[-1]))
     return items
 
 
 def _literal_regex(items: list[tuple]) -> str:
-    return "".join(re.escape(it[1]) if it[0] == "lit" else r"\s++" for it in items)
+    return "".join(re.escape(it[1]) if it[0] == "lit" else re.escape(it[1]) + "?" if it[0] == "end" else r"\s++" for it in items)
 
 
 def to_regex(pattern: str, *, search: bool = False) -> str:
@@ -153,6 +162,8 @@ def to_regex_lazy(pattern: str) -> str:
     for it in _items(pattern):
         if it[0] == "lit":
             out.append(re.escape(it[1]))
+        elif it[0] == "end":
+            out.append(re.escape(it[1]) + "?")
         elif it[0] == "ws":
             out.append(r"\s+")
         else:
@@ -211,7 +222,8 @@ def pattern_features(raw: str, normalized: str) -> dict:
             head = ""
     # the longest whitespace-free literal piece of that opening: a message without it can match
     # neither the template nor its opening, so the regular expressions are skipped
-    pieces = [w for w in re.split(r"\{[^{}]*\}|\s+", first.replace("{{", "{").replace("}}", "}")) if w]
+    # (without a closing full stop or colon, which the template does not require)
+    pieces = [w for w in re.split(r"\{[^{}]*\}|\s+", first.replace("{{", "{").replace("}}", "}").rstrip(".:")) if w]
     return {
         "tokens": sorted(tokens(normalized)),
         "required": max(pieces, key=len).lower() if pieces else "",

@@ -249,3 +249,46 @@ def test_a_generic_message_is_not_taken_for_a_cut_template(index):
         assert not answer.matches or answer.matches[0].id != "optimizer-params-not-iterable", (name, answer.matches)
     answer = explain_text("TypeError: 'method' object is not iterable", index)
     assert answer.matches and answer.matches[0].id == "optimizer-params-not-iterable"
+
+
+# --- the normaliser and the templates meet pastes as they are written ---------------------------------
+
+def test_a_message_that_is_one_quoted_span_keeps_its_words(index):
+    from explainer.normalize import normalize
+
+    # KeyError prints its message's repr: the quotes go, the words stay; a single quoted name is a value
+    assert normalize("'unexpected key \"module.fc.weight\" in state_dict'") == "unexpected key <*> in state_dict"
+    assert normalize("'fc.weight'") == "<*>"
+    answer = explain_text("KeyError: 'unexpected key \"module.fc.weight\" in state_dict'", index)
+    assert answer.matches[0].id == "state-dict-missing-unexpected-keys" and answer.matches[0].score > 0.95
+
+
+def test_digits_glued_to_letters_normalise_as_the_template_does():
+    from explainer.normalize import normalize
+    from explainer.patterns import literal_text
+
+    paste = normalize("Expected 3D (unbatched) or 4D (batched) input to conv2d")
+    assert paste == normalize(literal_text("Expected {n}D (unbatched) or {m}D (batched) input to conv2d"))
+    assert normalize("lr 1e-5, conv2d, fp16") == "lr <*>, conv2d, fp16"  # exponents and names untouched
+
+
+@pytest.mark.parametrize("text", [
+    "ValueError: Expected more than 1 value per channel when training, got input size torch.Size([1, 4])",
+    "IndexError: Target 7 is out of bounds",  # the template ends with a full stop; prose drops it
+    "the error says IndexError: Target 7 is out of bounds and nothing else",
+])
+def test_a_missing_closing_full_stop_is_still_a_full_template_match(index, text):
+    top = explain_text(text, index).matches[0]
+    assert top.score > 0.9 and "template" in top.reasons[0] and "opening" not in top.reasons[0], top
+
+
+def test_older_wordings_are_answered(index):
+    cases = {
+        "RuntimeError: Input, output and indices must be on the current device": "device-mismatch",
+        "RuntimeError: Tensor for argument #2 'mat1' is on CPU, but expected it to be on GPU (while checking arguments for addmm)": "device-mismatch",
+        "RuntimeError: expected device cuda:0 but got device cpu": "device-mismatch",
+        "RuntimeError: Assertion `cur_target >= 0 && cur_target < n_classes' failed.  at /pytorch/aten/src/THNN/generic/ClassNLLCriterion.c:94": "cross-entropy-target-out-of-bounds",
+        "KeyError: 'unexpected key \"module.encoder.weight\" in state_dict'": "state-dict-missing-unexpected-keys",
+    }
+    for text, want in cases.items():
+        assert explain_text(text, index).matches[0].id == want, text
