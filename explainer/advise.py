@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from .evidence import Context, assess
 from .patterns import FILL_FIELD, fill, template_fields
-from .rewrite import RewriteError, apply, code_values, is_valid, parse_ops
+from .rewrite import RewriteError, apply, apply_at, code_values, is_valid, parse_ops, split_target
 
 
 def values_for(parsed, captures: dict, live: dict | None = None) -> dict[str, str]:
@@ -38,13 +38,15 @@ def _ops(text: str) -> list[tuple] | None:
 
 
 def _example(fix: dict, values: dict[str, str]) -> str | None:
-    """The generic example of a fix: its rewrite applied to a reproducer's line (with the message's
-    values where it uses them), or its template filled; None when nothing valid comes out."""
-    if fix.get("rewrite"):
+    """The generic example of a fix: its template filled, or (without one) its rewrite applied to a
+    reproducer's line (with the message's values where it uses them); None when nothing valid comes
+    out."""
+    if fix.get("rewrite") and not (fix.get("template") or "").strip():
         ops = _ops(fix["rewrite"])
         if ops is None:
             return None
         message_values = {k: v for k, v in values.items() if k not in _CODE_KEYS}
+        _, ops = split_target(ops)  # the example: the change itself, shown on a reproducer's line
         for line in fix.get("example_lines", ()):
             res = apply(ops, line, {**code_values(line), **message_values})
             if res:
@@ -90,9 +92,21 @@ def fill_text(text: str, values: dict[str, str]) -> str:
     return FILL_FIELD.sub(sub, text).replace("{{", "{").replace("}}", "}")
 
 
-def advise(doc: dict, parsed, captures: dict, *, live: dict | None = None) -> dict:
+def _lines(source, file: str | None) -> list[str] | None:
+    """The user's file, where the surface can read it (``source``: file -> lines, or None)."""
+    if source is None or not file:
+        return None
+    try:
+        return source(file)
+    except Exception:  # a reader that fails is a file that cannot be read: the fix is advice
+        return None
+
+
+def advise(doc: dict, parsed, captures: dict, *, live: dict | None = None, source=None) -> dict:
     """``{"causes": [...], "fixes": [...]}`` ranked best first, for the entry ``doc`` (the index's
-    full entry) and this paste. Texts are ``{"en", "zh"}`` pairs."""
+    full entry) and this paste. Texts are ``{"en", "zh"}`` pairs. ``source``: reads the user's
+    file (file -> list of lines, or None) for the rewrites that change another line than the
+    failing one (:func:`explainer.rewrite.find_target`); without it they are advice."""
     values = values_for(parsed, captures, live)
     ctx = Context(parsed, values)
     uf = parsed.user_frame
@@ -117,9 +131,9 @@ def advise(doc: dict, parsed, captures: dict, *, live: dict | None = None) -> di
         applies, code = None, None
         ops = _ops(f["rewrite"]) if f.get("rewrite") else None
         if ops and uf is not None and not contradicted:  # ruled out: shown as advice only
-            res = apply(ops, uf.code, values)
+            res = apply_at(ops, uf.code, uf.line, values, _lines(source, uf.file))
             if res:
-                applies = {"kind": res[0], "file": uf.file, "line": uf.line}
+                applies = {"kind": res[0], "file": uf.file, "line": res[2]}
                 code = res[1]
         if code is None:
             code = _example(f, values)

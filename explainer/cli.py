@@ -61,7 +61,9 @@ def cmd_explain(args) -> int:
     text = _read_input(args.file)
     index = _index()
     lang = _lang(args.lang, text)
-    result = explain_text(text, index, top=args.top)
+    from .source import local_lines
+
+    result = explain_text(text, index, top=args.top, source=local_lines)  # the user's own machine: their files
     if os.environ.get("TBX_GAPS"):
         from .gaps import enabled, record
 

@@ -15,6 +15,7 @@ class Answer(_Record):
     live: dict | None = None  # in the hooks: values of the failing line's frame (explainer.live.live_facts)
     partial: bool = False  # the time budget ran out: the answer is what was found before it did
     raised_at: tuple = ()  # the long tail: where in PyTorch's sources the message was raised (explainer.longtail)
+    source: object = None  # reads the user's file (file -> lines, or None) where the surface may: the CLI, the hooks
 
     @property
     def matches(self) -> tuple[Candidate, ...]:
@@ -31,7 +32,8 @@ class Answer(_Record):
         """Causes and fixes of ``cand`` ranked for this paste (:func:`explainer.advise.advise`)."""
         from .advise import advise
 
-        return advise(self.index.entry(cand.id) or {}, self.parsed, cand.captures, live=live if live is not None else self.live)
+        return advise(self.index.entry(cand.id) or {}, self.parsed, cand.captures, live=live if live is not None else self.live,
+                      source=self.source)
 
     def as_json(self, *, lang: str = "en", rendered: bool = False) -> dict:
         from .advise import as_json as advise_json
@@ -67,18 +69,20 @@ class Answer(_Record):
 
 
 def explain(parsed: Parsed, index, *, top: int = 3, live: dict | None = None,
-            budget: float | Budget | None = DEFAULT_BUDGET_S) -> Answer:
+            budget: float | Budget | None = DEFAULT_BUDGET_S, source=None) -> Answer:
     """Rank the entries for a parsed paste within ``budget`` (seconds, a running :class:`Budget`,
     or None for no deadline); an answer cut by the deadline has ``partial`` set. ``live``: the
-    failing frame's values, in the hooks."""
+    failing frame's values, in the hooks. ``source``: reads the user's file (file -> lines, or
+    None), for fixes that change another line than the failing one; only surfaces running on the
+    user's own machine pass it (:func:`explainer.source.local_lines`), never the HTTP API."""
     b = budget if isinstance(budget, Budget) else Budget(budget)
     matcher = b.setup(lambda: index.matcher)
     candidates = matcher.match(parsed, top=max(top, 2), budget=b)[: max(top, 1)]
     cut = b.cut
     if any(c.score >= THRESHOLD for c in candidates):
         # a curated answer: where torch raised it is one more line, looked up when a surface shows it
-        return Answer(parsed, tuple(candidates), index, live, cut, _Later(lambda: raised_at(parsed, None, compile_ok=False)))
-    return Answer(parsed, tuple(candidates), index, live, cut, raised_at(parsed, b))
+        return Answer(parsed, tuple(candidates), index, live, cut, _Later(lambda: raised_at(parsed, None, compile_ok=False)), source)
+    return Answer(parsed, tuple(candidates), index, live, cut, raised_at(parsed, b), source)
 
 
 class _Later:
@@ -128,10 +132,11 @@ def raised_at(parsed: Parsed, budget: Budget | None = None, *, compile_ok: bool 
         return ()
 
 
-def explain_text(text: str, index, *, top: int = 3, budget: float | Budget | None = DEFAULT_BUDGET_S) -> Answer:
-    """Parse and explain ``text``; parsing and matching share one ``budget`` (default 200 ms)."""
+def explain_text(text: str, index, *, top: int = 3, budget: float | Budget | None = DEFAULT_BUDGET_S, source=None) -> Answer:
+    """Parse and explain ``text``; parsing and matching share one ``budget`` (default 200 ms).
+    ``source``: see :func:`explain`."""
     b = budget if isinstance(budget, Budget) else Budget(budget)
-    return explain(parse_text(text, b), index, top=top, budget=b)
+    return explain(parse_text(text, b), index, top=top, budget=b, source=source)
 
 
 

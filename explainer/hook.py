@@ -56,7 +56,9 @@ def explanation_markdown(exc: BaseException, *, lang: str | None = None, detail:
     index = _get_index()
     budget = Budget()  # parsing and matching together stay within the default budget
     parsed = from_exception(exc, budget)
-    answer = explain(parsed, index, top=3, live=live_facts(exc), budget=budget)
+    from .source import cached_lines
+
+    answer = explain(parsed, index, top=3, live=live_facts(exc), budget=budget, source=cached_lines)
     if os.environ.get("TBX_GAPS"):
         from .gaps import enabled, record
 

@@ -76,14 +76,14 @@ def _fix_doc(e, f: dict) -> dict:
     generic example is made from, and whether a snippet that runs without special hardware tests it."""
     exercised = e.exercising(f)
     if f["rewrites"]:
-        tested = [s for s, _, _ in exercised]
+        tested = [s for s, *_ in exercised]
     else:
         tested = f["fix_snippets"]
     doc = {k: v for k, v in f.items() if k not in ("fix_snippets", "templates", "rewrites")}
     return doc | {
         "template": (f["templates"] or [""])[0],
         "rewrite": (f["rewrites"] or [None])[0],
-        "example_lines": [s.code.split("\n")[s.error_line - 1].strip() for s, _, _ in exercised],
+        "example_lines": [s.code.split("\n")[line - 1].strip() for s, _, _, line in exercised],
         "verified": any(not s.requires for s in tested),
     }
 

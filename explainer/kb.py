@@ -94,11 +94,12 @@ class Entry:
         """The cause a reproducer shows: its ``cause=`` option, else the first cause."""
         return s.options.get("cause") or (self.causes[0]["slug"] if self.causes else "")
 
-    def exercising(self, fix: dict) -> list[tuple[Snippet, str, str]]:
-        """(reproducer, kind, code) for each reproducer a rewrite fix is tested on: those showing
-        one of the fix's causes whose ``# error`` line the rewrite applies to. Values the message
-        would give are stood in for by ``1`` here; ``tbx verify`` applies the real ones."""
-        from .rewrite import RewriteError, apply, code_values, parse_ops
+    def exercising(self, fix: dict) -> list[tuple[Snippet, str, str, int]]:
+        """(reproducer, kind, code, line) for each reproducer a rewrite fix is tested on: those
+        showing one of the fix's causes whose ``# error`` line the rewrite applies to (or, with
+        ``target``, the line above it that it names). Values the message would give are stood in
+        for by ``1`` here; ``tbx verify`` applies the real ones."""
+        from .rewrite import RewriteError, apply_at, code_values, parse_ops
 
         if not fix.get("rewrites"):
             return []
@@ -113,8 +114,8 @@ class Entry:
             n = s.error_line
             if n is None or self.repro_cause(s) not in causes:
                 continue
-            line = s.code.split("\n")[n - 1]
-            res = apply(ops, line, {**{k: "1" for k in names}, **code_values(line)})
+            lines = s.code.split("\n")
+            res = apply_at(ops, lines[n - 1], n, {**{k: "1" for k in names}, **code_values(lines[n - 1])}, lines)
             if res:
                 out.append((s, *res))
         return out

@@ -215,8 +215,11 @@ def _captures(entry: Entry) -> set[str]:
 def _lint_fix(entry: Entry, fix: dict, where: str) -> list[str]:
     out: list[str] = []
     code = len(fix["templates"]) + len(fix["rewrites"])
-    if code > 1:
-        out.append(f"{where}: at most one 'rewrite' fence (a change of the failing line) or one 'python template' fence (an example shown as advice)")
+    # a rewrite of another line ('target') needs the user's file; its template is the advice without it
+    targeted = len(fix["rewrites"]) == 1 and fix["rewrites"][0].lstrip().startswith("target ")
+    if code > 1 and not (targeted and len(fix["templates"]) == 1):
+        out.append(f"{where}: at most one 'rewrite' fence (a change of the failing line) or one 'python template' fence (an example shown as advice); "
+                   "a 'target' rewrite (another line) may have one template besides, shown where the user's file cannot be read")
     if not code and fix["fix_snippets"]:
         out.append(f"{where}: a fix with 'python fix' fences shows the user a 'rewrite' or a 'python template'")
     slugs = [c["slug"] for c in entry.causes]

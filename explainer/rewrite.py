@@ -12,10 +12,19 @@ operation per line of a ``rewrite`` fence:
 ``args CALL -> TPL``           all the arguments of ``CALL(...)`` become ``TPL`` (``{}`` is them)
 ``call CALL -> TPL``           the whole call ``CALL(...)`` becomes ``TPL`` (``{}`` is the call)
 ``value -> TPL``               the statement's value (right-hand side, or the expression) becomes ``TPL``
+``name WORDS -> TPL``          every variable read on the line (``x``, or ``self.x``'s ``x``) whose
+                               name holds one of the comma-separated ``WORDS`` between underscores
+                               (``mean,std``: ``MEAN``, ``img_std``, ``self.mean``) becomes ``TPL``
 ``bitwise``                    ``a and b`` / ``a or b`` / ``not a`` become ``(a) & (b)`` / ``(a) | (b)`` / ``~(a)``
                                (tensors combine element-wise; ``and`` asks for one truth value)
 ``line -> TPL``                the whole line becomes ``TPL``
 ``before STMT``                the statement ``STMT`` goes before the line
+``target CALL``                (first, once) the operations change another line: the nearest one above the
+                               failing line, in the same function (or at module level), that calls
+                               ``CALL`` (``target backward``: the earlier ``.backward()``; ``target
+                               no_grad``: the ``with torch.no_grad():`` around the forward pass). Needs
+                               the user's file (the CLI and the hooks read it; the HTTP API never does):
+                               without it the fix is advice
 =============================  ===========================================================================
 
 ``N`` in ``arg`` is a number or a value of the message: ``{pos}`` (0-based) or ``{pos}-1`` (the
@@ -43,7 +52,8 @@ from __future__ import annotations
 import ast
 import re
 
-OPS = ("method", "receiver", "arg", "args", "kwarg", "call", "value", "bitwise", "line", "before")
+OPS = ("method", "receiver", "arg", "args", "kwarg", "call", "value", "name", "bitwise", "line", "before", "target")
+MAX_TARGET_LINES = 200  # how far above the failing line a ``target`` is looked for
 MAX_LINE = 500  # a longer line is not rewritten (its ast could be costly and it is not one statement)
 
 
@@ -59,9 +69,11 @@ _OP = re.compile(
     r"|(?P<kwarg>kwarg)\s+(?P<kcall>\*|[\w.]+)\s+(?P<kname>\w+)=(?P<kval>\S.*)"
     r"|(?P<call>call)\s+(?P<ccall>\*|[\w.]+)\s*->\s*(?P<ctpl>\S.*)"
     r"|(?P<value>value)\s*->\s*(?P<vtpl>\S.*)"
+    r"|(?P<name>name)\s+(?P<words>[a-z0-9]+(?:,[a-z0-9]+)*)\s*->\s*(?P<ntpl>\S.*)"
     r"|(?P<bitwise>bitwise)"
     r"|(?P<line>line)\s*->\s*(?P<ltpl>\S.*)"
-    r"|(?P<before>before)\s+(?P<stmt>\S.*))$"
+    r"|(?P<before>before)\s+(?P<stmt>\S.*)"
+    r"|(?P<target>target)\s+(?P<tcall>[\w.]+))$"
 )
 
 
@@ -90,15 +102,58 @@ def parse_ops(text: str) -> list[tuple]:
             ops.append(("call", g["ccall"], g["ctpl"].strip()))
         elif g["value"]:
             ops.append(("value", g["vtpl"].strip()))
+        elif g["name"]:
+            ops.append(("name", tuple(g["words"].split(",")), g["ntpl"].strip()))
         elif g["bitwise"]:
             ops.append(("bitwise",))
         elif g["line"]:
             ops.append(("line", g["ltpl"].strip()))
+        elif g["target"]:
+            if ops:
+                raise RewriteError(f"line {n}: 'target' must be the first operation of the fence")
+            ops.append(("target", g["tcall"]))
         else:
             ops.append(("before", g["stmt"].strip()))
-    if not ops:
+    if not ops or ops == [ops[0]] and ops[0][0] == "target":
         raise RewriteError("the rewrite fence holds no operation")
     return ops
+
+
+def split_target(ops: list[tuple]) -> tuple[str | None, list[tuple]]:
+    """(the ``target`` callee or None, the operations that change the line)."""
+    if ops and ops[0][0] == "target":
+        return ops[0][1], ops[1:]
+    return None, ops
+
+
+def find_target(lines: list[str], lineno: int, spec: str) -> int | None:
+    """The 1-based number of the nearest line above ``lineno`` in the same function (or at module
+    level) whose statement calls ``spec``; None when there is none. Lines are read with ``ast``,
+    one at a time (a statement continued over several lines is not a target)."""
+    if not 1 <= lineno <= len(lines):
+        return None
+    here = lines[lineno - 1]
+    indent = len(here) - len(here.lstrip())
+    word = spec.rsplit(".", 1)[-1]
+    for n in range(lineno - 1, max(0, lineno - 1 - MAX_TARGET_LINES), -1):
+        raw = lines[n - 1].rstrip("\r\n")
+        text = raw.strip()
+        if not text or text.startswith("#"):
+            continue
+        level = len(raw) - len(raw.lstrip())
+        if level < indent and text.startswith(("def ", "async def ", "class ")):
+            return None  # the enclosing function's header: the target is never outside it
+        if word not in text or len(text) > MAX_LINE:
+            continue
+        text = strip_comment(text)
+        body = " pass" if text.endswith(":") and _HEADER.match(text) else ""
+        try:
+            tree = ast.parse(text + body)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        if any(_name_matches(c.func, spec) for c in _calls(tree)):
+            return n
+    return None
 
 
 _FIELD = re.compile(r"\{\}|(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)(?:\|([^{}\n]*))?\}(?!\})")
@@ -325,6 +380,23 @@ def _edits(op: tuple, stmt: ast.stmt, src: _Source, values: dict[str, str]) -> l
                 return None
             edits.append((*src.span(c), rep))
             break
+    elif kind == "name":
+        _, words, tpl = op
+        funcs = {id(c.func) for c in _calls(stmt)}
+        for node in ast.walk(stmt):
+            if id(node) in funcs or not isinstance(getattr(node, "ctx", None), ast.Load):
+                continue
+            if isinstance(node, ast.Name):
+                ident = node.id
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                ident = node.attr  # self.mean: the attribute, with its object
+            else:
+                continue
+            if set(ident.lower().split("_")) & set(words):
+                rep = fill_template(tpl, src.of(node), values)
+                if rep is None:
+                    return None
+                edits.append((*src.span(node), rep))
     elif kind == "bitwise":
         ops_text = {ast.And: "&", ast.Or: "|"}
         for node in ast.walk(stmt):
@@ -436,6 +508,25 @@ def apply(ops: list[tuple], line: str | None, values: dict[str, str]) -> tuple[s
     if new_line == text or not _parses(code + body):
         return None
     return "replace_line", code
+
+
+def apply_at(ops: list[tuple], code: str | None, lineno: int | None, values: dict[str, str],
+             lines: list[str] | None = None) -> tuple[str, str, int | None] | None:
+    """Apply a rewrite where it goes: ``(kind, code, line)``. Without ``target``, to the failing
+    line ``code`` (at ``lineno``); with it, to the line it names in ``lines`` (the user's file),
+    which must be the file the traceback ran: its line ``lineno`` is the failing line. None when
+    the rewrite does not apply (or needs the file and has none)."""
+    spec, rest = split_target(ops)
+    if spec is None:
+        res = apply(ops, code, values)
+        return (*res, lineno) if res else None
+    if not lines or not code or not lineno or lineno > len(lines) or strip_comment(lines[lineno - 1].strip()) != strip_comment(code.strip()):
+        return None
+    n = find_target(lines, lineno, spec)
+    if n is None:
+        return None
+    res = apply(rest, lines[n - 1], {**values, **code_values(lines[n - 1])})
+    return (*res, n) if res else None
 
 
 def apply_to_source(source: str, lineno: int, kind: str, code: str) -> str:

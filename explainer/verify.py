@@ -246,14 +246,15 @@ def _rewrite_checks(entry: Entry, s: Snippet, worker: Worker, index, repro: Resu
     from .rewrite import apply_to_source
 
     out: list[Result] = []
-    answer = explain_text(repro.paste, index, top=3)
+    lines = s.code.split("\n")
+    answer = explain_text(repro.paste, index, top=3, source=lambda _file: lines)  # the snippet is the user's file
     uf = answer.parsed.user_frame
     if uf is None or uf.line != s.error_line:
         got = f"line {uf.line}" if uf and uf.line else "no line of the snippet"
         return [Result(entry.id, "mark@" + repro.snippet, "rewrite", "fail", f"'# error' is on line {s.error_line}, but its traceback fails at {got}")]
     advice = answer.advice(answer.matches[0])
     by_id = {f["id"]: f for f in advice["fixes"]}
-    tested = {f["slug"] for f in entry.fixes if any(x is s for x, _, _ in entry.exercising(f))}
+    tested = {f["slug"] for f in entry.fixes if any(x is s for x, *_ in entry.exercising(f))}
     first = next((f for f in advice["fixes"] if f["applies"]), None)
     runs = [(slug, "rewrite") for slug in sorted(tested)]
     if first and first["id"] not in tested:
@@ -265,7 +266,8 @@ def _rewrite_checks(entry: Entry, s: Snippet, worker: Worker, index, repro: Resu
         if not fix or not fix["applies"]:
             out.append(Result(entry.id, label, role, "fail", "the rewrite does not apply to this reproducer's real traceback"))
             continue
-        patched = apply_to_source(s.code, s.error_line, fix["applies"]["kind"], fix["code"])
+        at = fix["applies"]["line"] or s.error_line
+        patched = apply_to_source(s.code, at, fix["applies"]["kind"], fix["code"])
         res = _run(worker, entry, s, patched)
         exc = res.get("exc")
         if res["status"] == "skip":
@@ -273,7 +275,7 @@ def _rewrite_checks(entry: Entry, s: Snippet, worker: Worker, index, repro: Resu
         elif res["status"] != "ok":
             status, reason = "fail", res["reason"]
         elif exc:
-            status, reason = "fail", f"with {fix['code']!r} at line {s.error_line} it raised {exc['qualname']}: {exc['message'][:200]}"
+            status, reason = "fail", f"with {fix['code']!r} at line {at} it raised {exc['qualname']}: {exc['message'][:200]}"
         else:
             status, reason = "pass", ""
         if role == "first-fix" and status == "fail":

@@ -150,7 +150,9 @@ def run_case(path, index, *, timeout: int = TIMEOUT) -> dict:
         if rc == 0:
             res["reason"] = "the script did not fail"
             return res
-        answer = explain_text(err, index, top=3)
+        from explainer.source import local_lines
+
+        answer = explain_text(err, index, top=3, source=local_lines)  # as `tbx explain` on the user's machine
         if not answer.matches:
             near = ", ".join(f"{c.id} {c.score:.2f}" for c in answer.candidates) or "nothing"
             res["reason"] = f"no entry answered (nearest: {near}); error: {_last_error(err)}"

@@ -42,6 +42,9 @@ CASES = [
     ("before {arg0} = {arg0}.flatten(1)\nvalue -> {}.squeeze(1)", "out = self.fc(x)", "x = x.flatten(1)\nout = self.fc(x).squeeze(1)"),
     ("method view -> reshape", "y = x.view(3)  # a comment with .view(", "y = x.reshape(3)"),
     ("method view -> reshape", "s = '数据'.strip(); y = x.view(-1)", None),  # two statements: not one line to rewrite
+    ("name mean,std -> {}[:, None, None]", "img = (img - MEAN) / STD", "img = (img - MEAN[:, None, None]) / STD[:, None, None]"),
+    ("name mean,std -> {}[:, None, None]", "x = (x - self.pixel_mean) / self.pixel_std", "x = (x - self.pixel_mean[:, None, None]) / self.pixel_std[:, None, None]"),
+    ("name mean -> {}[:, None]", "y = mean(x) + meaning", None),  # a called function and a longer word are not the name
 ]
 
 
@@ -99,7 +102,8 @@ def test_carets_point_the_rewrite_at_the_call_that_failed():
 
 
 def test_malformed_rewrites_are_rejected():
-    for bad in ("rename view reshape", "method view reshape", "", "kwarg backward", "arg x -> y"):
+    for bad in ("rename view reshape", "method view reshape", "", "kwarg backward", "arg x -> y", "target backward",
+                "kwarg backward retain_graph=True\ntarget backward", "name Mean -> {}"):
         with pytest.raises(RewriteError):
             parse_ops(bad)
 
@@ -330,3 +334,77 @@ def test_every_evidence_expression_is_fast_at_its_cap():
         if t > ATTACK_BOUND_S:
             slow.append(f"{eid} {label}: {t * 1000:.1f} ms on {s[:50]!r}")
     assert not slow, "\n".join(slow)
+
+
+# --- fixes that change another line than the failing one ('target') -----------------------------------
+
+TRAIN = textwrap.dedent("""\
+    import torch
+
+
+    def evaluate(m, x):
+        with torch.no_grad():
+            return m(x).sum()
+
+
+    def step(m, x, opt):
+        with torch.no_grad():  # copied from evaluate
+            out = m(x)
+        loss = out.sum()
+        loss.backward()
+        opt.step()
+    """).split("\n")
+
+
+def test_a_target_is_the_nearest_call_above_in_the_same_function():
+    from explainer.rewrite import apply_at, find_target
+
+    fail = TRAIN.index("    loss.backward()") + 1
+    assert find_target(TRAIN, fail, "no_grad") == TRAIN.index("    with torch.no_grad():  # copied from evaluate") + 1
+    assert find_target(TRAIN, fail, "backward") is None  # the failing line itself is never its own target
+    inner = TRAIN.index("        return m(x).sum()") + 1
+    assert find_target(TRAIN, inner, "opt.step") is None  # never outside the enclosing function
+    res = apply_at(parse_ops("target no_grad\ncall no_grad -> torch.enable_grad()"), "loss.backward()", fail, {}, TRAIN)
+    assert res == ("replace_line", "with torch.enable_grad():", fail - 3)
+    assert apply_to_source("\n".join(TRAIN), res[2], res[0], res[1]).count("with torch.enable_grad():") == 1
+
+
+def test_a_target_rewrite_needs_the_file_the_traceback_ran():
+    from explainer.rewrite import apply_at
+
+    ops = parse_ops("target no_grad\ncall no_grad -> torch.enable_grad()")
+    fail = TRAIN.index("    loss.backward()") + 1
+    assert apply_at(ops, "loss.backward()", fail, {}) is None  # no file: advice
+    assert apply_at(ops, "loss.backward()", fail - 1, {}, TRAIN) is None  # the file's line differs: another file
+    assert apply_at(ops, "out.backward()", fail, {}, TRAIN) is None
+
+
+def test_the_cli_reads_the_users_file_and_the_api_never_does(tmp_path, index):
+    """A fix of another line is offered where the user's file can be read (the CLI, the hooks), never
+    by the HTTP API, which must not open a path that came in a paste."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from .conftest import ROOT
+
+    script = tmp_path / "train.py"
+    script.write_text("\n".join(TRAIN), encoding="utf-8")
+    fail = TRAIN.index("    loss.backward()") + 1
+    paste = (f'Traceback (most recent call last):\n  File "{script}", line {fail}, in step\n    loss.backward()\n'
+             "RuntimeError: element 0 of tensors does not require grad and does not have a grad_fn\n")
+    out = subprocess.run([sys.executable, "-m", "explainer", "explain", "-", "--json"], input=paste, text=True,
+                         capture_output=True, cwd=ROOT, timeout=120, env={**os.environ})
+    fixes = {f["id"]: f for f in json.loads(out.stdout)["matches"][0]["fixes"]}
+    assert fixes["enable-grad"]["applies"] == {"kind": "replace_line", "file": str(script), "line": fail - 3}
+    assert fixes["enable-grad"]["code"] == "with torch.enable_grad():"
+
+    from fastapi.testclient import TestClient
+
+    from api.app import create_app
+
+    with TestClient(create_app(lambda: index, cors_origins=[])) as client:
+        body = client.post("/v1/explain", json={"text": paste}).json()
+    api_fix = next(f for f in body["matches"][0]["fixes"] if f["id"] == "enable-grad")
+    assert api_fix["applies"] is None and "enable_grad" in (api_fix["code"] or "")  # the template, as advice
