@@ -41,6 +41,7 @@ from .patterns import pattern_features
 THRESHOLD = 0.5  # below this the matcher abstains
 AMBIGUOUS_GAP = 0.06  # two candidates this close on a thin paste: say so
 MAX_CANDIDATE_PATTERNS = 24
+_DEVICES = frozenset({"cuda", "mps", "xpu", "hip", "hpu", "npu", "xla", "rocm"})  # backends a message can name
 MIN_TRIED = 4  # candidate patterns tried even past the deadline: each is linear over a capped input
 MAX_FUZZY_CHARS = 400  # a message's identifying words come first
 MIN_WORD_SHARE = 0.34
@@ -136,6 +137,12 @@ class Matcher:
                 if pos < 2 and func not in ("_call_impl", "_wrapped_call_impl", "__call__") and not path.endswith("module.py"):
                     self.frame_index[(path.rsplit("/", 1)[-1], func)].append(eid)
         self.signal_rx = [(eid, _Lazy(s, re.I), _required_literal(s)) for eid, e in self.entries.items() for s in e.get("signals", [])]
+        # the backend every pattern of an entry names (cuda-out-of-memory: cuda): a message naming
+        # only another backend is no evidence for it, by similarity or by signal
+        self.devices: dict[str, frozenset] = {}
+        for p in self.patterns:
+            mine = _DEVICES.intersection(p.tokens)
+            self.devices[p.entry_id] = self.devices[p.entry_id] & mine if p.entry_id in self.devices else frozenset(mine)
 
     # -- sources ---------------------------------------------------------------------------------
     def _sources(self, parsed: Parsed) -> list[tuple[str, str | None, str]]:
@@ -236,9 +243,13 @@ class Matcher:
         # Fuzzy similarity tops out at 0.93: once a template matched the whole message it can only add
         # lower-ranked alternatives, so it is skipped (and rapidfuzz is not even imported).
         if not settled:
+            named = _DEVICES.intersection(tokens(norm)) if fuzzy else set()
             for p, _share in fuzzy:
                 if budget is not None and budget.spent():
                     break
+                theirs = _DEVICES.intersection(p.tokens)
+                if named and theirs and not named & theirs:
+                    continue  # an MPS message is not similar to a CUDA template, however alike the rest reads
                 sim = self._similarity(norm, p.normalized)
                 base = 0.93 * _sigmoid((sim - 0.74) * 16)
                 if base >= 0.05:
@@ -280,9 +291,12 @@ class Matcher:
         # signal lines are cut at 500 characters by the parser; of the message, its start and its end
         pieces = [msg[:MAX_REGEX_INPUT]] + ([msg[-MAX_REGEX_INPUT:]] if len(msg) > MAX_REGEX_INPUT else [])
         texts = [(t, t.lower()) for t in [s.text[:MAX_REGEX_INPUT] for s in parsed.signals] + pieces]
+        named = _DEVICES.intersection(tokens(normalize(msg[:MAX_FUZZY_CHARS]))) if msg else set()
         for eid, rx, literal in self.signal_rx:
             if budget is not None and budget.spent():
                 break
+            if named and self.devices.get(eid) and not named & self.devices[eid]:
+                continue  # "Tried to allocate" in an MPS message is no sign of a CUDA entry
             for t, low in texts:
                 if literal in low and rx.search(t):
                     hits.setdefault(eid, f"signal line: {t[:80]}")

@@ -292,3 +292,14 @@ def test_older_wordings_are_answered(index):
     }
     for text, want in cases.items():
         assert explain_text(text, index).matches[0].id == want, text
+
+
+def test_an_mps_out_of_memory_gets_no_cuda_advice(index):
+    """Another backend's message is no evidence for a CUDA-only entry, by similarity or by signal
+    ('Tried to allocate' is in both)."""
+    mps = ("RuntimeError: MPS backend out of memory (MPS allocated: 17.50 GB, other allocations: 1.20 GB, max allowed: "
+           "18.13 GB). Tried to allocate 256.00 MB on private pool. Use PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 to disable "
+           "upper limit for memory allocations (may cause system failure).")
+    assert all(m.id != "cuda-out-of-memory" for m in explain_text(mps, index).matches)
+    cuda = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 256.00 MiB. GPU 0 has a total capacity of 8.00 GiB"
+    assert explain_text(cuda, index).matches[0].id == "cuda-out-of-memory"
