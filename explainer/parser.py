@@ -348,6 +348,7 @@ _INLINE_EXC = _Lazy(
     r"(?P<type>(?:[A-Za-z_][A-Za-z0-9_]*+\.)*+[A-Z][A-Za-z0-9_]*?(?:Error|Exception))(?P<shut>\*\*|`)?"
     r"(?:\s*+[:：](?![:/])\s?|\((?P<q>['\"]))"
 )
+_QUOTED_LINES = 8  # a quoted message is looked for its closing quote this many lines on
 _CLOSERS = {"**": "**", "`": "`", "'": "'", '"': '"', "“": "”", "‘": "’", "「": "」"}
 # the closing quote of an inline message: followed by a space, punctuation or the end
 _CLOSING = {c: _Lazy(re.escape(c) + r"(?=\s|[.,;:)!?]|$)") for c in set(_CLOSERS.values())}
@@ -730,9 +731,18 @@ def _scan(lines: list[str], tags: list[str] | None = None, budget: Budget | None
             if im.group("q"):  # a repr: the message ends at its closing quote and parenthesis
                 end = rest.find(im.group("q") + ")")
                 rest = (rest[:end] if end >= 0 else rest).replace("\\" + im.group("q"), im.group("q")).replace("\\n", "\n")
-            msg = _trim_commentary(rest.strip())
             opener = im.group("open")
             closer = None if im.group("shut") or im.group("q") else _CLOSERS.get(opener)
+            if closer and closer not in rest:
+                # a quoted message wrapped onto the next lines: it goes on to its closing quote
+                for j in range(i + 1, min(n, i + 1 + _QUOTED_LINES)):
+                    nxt = lines[j].strip()
+                    if not nxt or _is_structural(lines[j]):
+                        break
+                    if closer in nxt:
+                        rest, i = rest.rstrip() + " " + nxt, j
+                        break
+            msg = _trim_commentary(rest.strip())
             if closer and closer in msg:
                 if opener in ("**", "`"):
                     msg = msg[: msg.rindex(closer)]
@@ -797,16 +807,38 @@ def _unwrap(line: str) -> str:
 
 
 def _fallback_message(lines: list[str]) -> str | None:
-    """No exception line: the line that reads most like an error message (the later one on a tie)."""
-    tail = [_unwrap(l.strip()) for l in lines if l.strip()][-60:]
-    if not tail:
+    """No exception line: the line that reads most like an error message (the later one on a tie),
+    with the lines that go on from it without a break (a typeless error of several lines: "CUDA
+    error: ...", then torch's hint lines), up to commentary, a blank line or a traceback line."""
+    numbered = [(k, _unwrap(l.strip())) for k, l in enumerate(lines) if l.strip()][-60:]
+    if not numbered:
         return None
     best, best_score = None, float("-inf")
-    for l in tail:
+    for k, l in numbered:
         sc = _error_score(l)
         if len(l) > 12 and sc >= best_score:
-            best, best_score = l, sc
-    return best if best is not None else tail[-1]
+            best, best_score = k, sc
+    if best is None:
+        return numbered[-1][1]
+    out = [_unwrap(lines[best].strip())]
+    for nxt in lines[best + 1 : best + MAX_MESSAGE_LINES]:
+        s = nxt.strip()
+        if not s or len(s) < 20 or _error_score(s) < 0 or _is_structural(nxt) or _is_exc_line(nxt) or (not s.isascii() and _CJK.search(s)):
+            break  # (a short line is a log's or a UI's label: "error", "Progress", "Step 0 of 3000")
+        out.append(s)
+    return "\n".join(out)
+
+
+# c10's exception classes and the Python types torch raises for them (CATCH_CORE_ERRORS in
+# torch/csrc/Exceptions.h); any other c10 class derives from c10::Error: RuntimeError
+_C10_TYPES = {
+    "Error": "RuntimeError", "IndexError": "IndexError", "ValueError": "ValueError", "TypeError": "TypeError",
+    "NotImplementedError": "NotImplementedError", "OutOfMemoryError": "torch.OutOfMemoryError",
+    "AcceleratorError": "torch.AcceleratorError", "LinAlgError": "torch.linalg.LinAlgError", "BufferError": "BufferError",
+    "SyntaxError": "SyntaxError", "DistError": "torch.distributed.DistError", "DistBackendError": "torch.distributed.DistBackendError",
+    "DistStoreError": "torch.distributed.DistStoreError", "DistNetworkError": "torch.distributed.DistNetworkError",
+    "DistQueueEmptyError": "torch.distributed.DistQueueEmptyError",
+}
 
 
 def _raised_literal(code: str | None) -> tuple[str | None, str | None]:
@@ -907,6 +939,11 @@ def _parse(text: str, budget: Budget | None = None) -> Parsed:
     final = pool[-1]
     if final.kind == "truncated" and final.exc_type is None and final.message is None:
         final.exc_type, final.message = _cut_before_exception(final.frames, lines)
+    if final.exc_type and final.exc_type.startswith("c10::") and final.kind != "terminate":
+        # torch turns its C++ exceptions into Python ones: the user sees (and catches) that type;
+        # the C++ name is kept as a signal line
+        signals = [*signals, Signal("cpp_type", final.exc_type)]
+        final.exc_type = _C10_TYPES.get(final.exc_type[5:], "RuntimeError")
     # A C++ terminate line or a pytest summary line repeats an exception already in the paste: prefer
     # the real exception line with its frames when the texts agree.
     if final.kind in ("summary",) and len(pool) > 1:
