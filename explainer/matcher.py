@@ -290,13 +290,18 @@ class Matcher:
         msg = parsed.message or ""
         # signal lines are cut at 500 characters by the parser; of the message, its start and its end
         pieces = [msg[:MAX_REGEX_INPUT]] + ([msg[-MAX_REGEX_INPUT:]] if len(msg) > MAX_REGEX_INPUT else [])
-        texts = [(t, t.lower()) for t in [s.text[:MAX_REGEX_INPUT] for s in parsed.signals] + pieces]
+        # the signal lines, the message's ends, then every line the paste ends with (a warning printed
+        # earlier in a log names the cause as well)
+        texts = [(t, t.lower()) for t in [s.text[:MAX_REGEX_INPUT] for s in parsed.signals] + pieces + list(parsed.lines)]
+        blob = "\n".join(low for _, low in texts)  # one look for each signal's literal, then its lines
         named = _DEVICES.intersection(tokens(normalize(msg[:MAX_FUZZY_CHARS]))) if msg else set()
         for eid, rx, literal in self.signal_rx:
             if budget is not None and budget.spent():
                 break
             if named and self.devices.get(eid) and not named & self.devices[eid]:
                 continue  # "Tried to allocate" in an MPS message is no sign of a CUDA entry
+            if literal not in blob:
+                continue
             for t, low in texts:
                 if literal in low and rx.search(t):
                     hits.setdefault(eid, f"signal line: {t[:80]}")

@@ -87,6 +87,7 @@ class Parsed(_Record):
     others: tuple = ()
     format: str = "unknown"
     lang_hint: str | None = None  # "zh" when the paste's own words are Chinese
+    lines: tuple = ()  # the paste's last lines (cut), where an entry's signals are looked for; not in the JSON
 
     @property
     def user_frame(self) -> Frame | None:

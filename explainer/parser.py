@@ -934,7 +934,7 @@ def _parse(text: str, budget: Budget | None = None) -> Parsed:
         msg = _fallback_message(lines)
         return Parsed(
             exc_type=None, message=msg, signals=tuple(signals), format=_format(hints, last_line=True),
-            lang_hint=_lang_hint(text),
+            lang_hint=_lang_hint(text), lines=_signal_lines(lines),
         )
     final = pool[-1]
     if final.kind == "truncated" and final.exc_type is None and final.message is None:
@@ -986,7 +986,17 @@ def _parse(text: str, budget: Budget | None = None) -> Parsed:
         others=tuple(others[-20:]),
         format=fmt,
         lang_hint=_lang_hint(text),
+        lines=_signal_lines(lines),
     )
+
+
+SIGNAL_LINES = 400  # the paste's last lines an entry's signals are looked for in
+SIGNAL_LINE_CHARS = 500
+
+
+def _signal_lines(lines: list[str]) -> tuple[str, ...]:
+    """Every line of the paste's end (a warning printed early in a log names the cause too)."""
+    return tuple(l.strip()[:SIGNAL_LINE_CHARS] for l in lines[-SIGNAL_LINES:] if l.strip())
 
 
 _FORMAT_ORDER = ("jupyter", "dataloader_worker", "distributed_prefixed", "pytest", "flattened", "debugger", "rich", "ipython", "cpp_frames", "chained", "group")

@@ -303,3 +303,13 @@ def test_an_mps_out_of_memory_gets_no_cuda_advice(index):
     assert all(m.id != "cuda-out-of-memory" for m in explain_text(mps, index).matches)
     cuda = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 256.00 MiB. GPU 0 has a total capacity of 8.00 GiB"
     assert explain_text(cuda, index).matches[0].id == "cuda-out-of-memory"
+
+
+def test_a_signal_counts_on_any_line_of_the_paste(index):
+    """A line printed before the traceback (the model load, a warning in the log) is evidence too."""
+    paste = ("model = AutoModel.from_pretrained(name, torch_dtype=torch.float16)\nEpoch 1\n"
+             "Traceback (most recent call last):\n  File \"train.py\", line 88, in <module>\n    scaler.step(optimizer)\n"
+             "ValueError: Attempting to unscale FP16 gradients.\n")
+    top = explain_text(paste, index).matches[0]
+    assert top.id == "amp-unscale-fp16-grads" and any("torch_dtype=torch.float16" in r for r in top.reasons)
+    assert "lines" not in parse_text(paste).as_json()  # kept for matching, not part of the JSON model
