@@ -84,7 +84,7 @@ def evaluate(path: str | Path, index) -> dict:
             covered += 1
             ok = top == expected or (top in also) or (top is None and "none" in also)
             covered_top1 += ok
-            covered_top3 += expected in top3 or bool(also & set(top3))
+            covered_top3 += expected in top3 or bool(also & set(top3)) or (top is None and "none" in also)
         else:
             ok = top is None or top in also
             if expected == "none":
@@ -110,6 +110,10 @@ def evaluate(path: str | Path, index) -> dict:
             m_ok += good
             parse_by_format[fmt][2] += 1
             parse_by_format[fmt][3] += good
+        if not ok:
+            misses.append({"id": row.get("id"), "expected_id": expected, "got": top, "score": answer.matches[0].score if answer.matches else (answer.candidates[0].score if answer.candidates else 0.0), "format": fmt})
+        if not answer.parsed.message and not answer.parsed.exc_type:
+            continue  # nothing was read: not a certain, correct abstention for the calibration
         # calibration of the top candidate's confidence (abstaining counts as confidence 1 - top)
         conf = answer.candidates[0].score if answer.candidates else 0.0
         said = answer.candidates[0].id if answer.candidates else None
@@ -121,9 +125,7 @@ def evaluate(path: str | Path, index) -> dict:
         bins[b][0] += 1
         bins[b][1] += p
         bins[b][2] += bool(correct)
-        if not ok:
-            misses.append({"id": row.get("id"), "expected_id": expected, "got": top, "score": answer.matches[0].score if answer.matches else (answer.candidates[0].score if answer.candidates else 0.0), "format": fmt})
-    ece = sum(abs(b[1] / b[0] - b[2] / b[0]) * b[0] for b in bins if b[0]) / max(1, n)
+    ece = sum(abs(b[1] / b[0] - b[2] / b[0]) * b[0] for b in bins if b[0]) / max(1, sum(b[0] for b in bins))
     r = lambda a, b: round(a / b, 4) if b else None  # noqa: E731
     return {
         "n": n,

@@ -327,7 +327,8 @@ class Matcher:
                 s = best[eid][0]
                 best[eid][0] = s + (1 - s) * 0.35
                 best[eid][2].append(why)
-            elif not parsed.message or not best:
+            elif not parsed.message or not any(v[0] >= THRESHOLD for v in best.values()):
+                # (also beside weak candidates: a telling frame is evidence a faint similarity is not)
                 best[eid] = [0.42, 3, [why + " (no message matched)"], {}, False, False]
         for eid, why in signals.items():
             if eid in best:

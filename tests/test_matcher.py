@@ -313,3 +313,22 @@ def test_a_signal_counts_on_any_line_of_the_paste(index):
     top = explain_text(paste, index).matches[0]
     assert top.id == "amp-unscale-fp16-grads" and any("torch_dtype=torch.float16" in r for r in top.reasons)
     assert "lines" not in parse_text(paste).as_json()  # kept for matching, not part of the JSON model
+
+
+def test_eval_counts_an_allowed_abstention_in_top3_and_leaves_empty_pastes_out_of_calibration(index, tmp_path):
+    import json as _json
+
+    from explainer.evaluate import evaluate
+
+    rows = [
+        {"id": "a", "text": "RuntimeError: grad can be implicitly created only for scalar outputs", "expected_id": "backward-non-scalar-output"},
+        # covered, but too thin to answer, and the corpus allows an abstention: right in top-1 and top-3 alike
+        {"id": "b", "text": "it crashed again", "expected_id": "backward-non-scalar-output", "also_ok": ["none"]},
+    ]
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("\n".join(_json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    rep = evaluate(corpus, index)
+    assert rep["covered_top1"] == 1.0 and rep["covered_top3"] == 1.0
+    rows.append({"id": "c", "text": "\n\n", "expected_id": "none"})  # nothing to read: no certain abstention
+    corpus.write_text("\n".join(_json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    assert evaluate(corpus, index)["calibration"] == rep["calibration"]
