@@ -60,9 +60,9 @@ def test_pass_rate(results):
         pytest.skip("TBX_FIX_SCRIPTS runs part of the set: the pass rate is over all of it")
     rs = list(results.values())
     failing = "\n".join(f"{r['script']}: {r['reason']}" for r in rs if not r["passed"])
-    # measured 41/50 on 2026-12-01 before the last header fix (86 % expected after it); the issue's
-    # goal is 90 % (GOAL): the scripts that still fail need a change on another line than the failing
-    # one (retain_graph on the first backward, a collate_fn on the DataLoader, a layer's size).
-    # This floor is a regression guard, not the goal.
-    floor = 0.8
+    # measured 45/50 on 2026-12-01 (41/50 before rewrites could 'target' another line of the user's
+    # file); the five left need a change the paste cannot locate: the carried RNN state's name, a
+    # second in-place init line, a layer's size in __init__, the collate_fn of a tuple dataset, the
+    # parameters frozen by a loop. The goal is the floor.
+    floor = GOAL
     assert pass_rate(rs) >= floor, f"{sum(r['passed'] for r in rs)}/{len(rs)} pass (goal {GOAL:.0%}):\n{failing}"
