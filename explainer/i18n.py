@@ -21,6 +21,7 @@ _RULES = [
     (re.compile(r"^telling frame (\S+)"), r"关键调用帧 \1"),
     (re.compile(r" \(no message matched\)"), "（报错信息本身没有匹配上）"),
     (re.compile(r"^signal line: "), "信号行："),
+    (re.compile(r"^ties with (\S+(?:, \S+)*+) on the template's opening$"), r"与 \1 在模板开头上并列（粘贴里缺少能区分它们的部分）"),
     (re.compile(r"^a wrapper: the wrapped error is known, so it comes first"), "这是包装错误：被包装的错误是已知错误，所以它排在前面"),
 ]
 

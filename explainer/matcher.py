@@ -42,6 +42,7 @@ THRESHOLD = 0.5  # below this the matcher abstains
 AMBIGUOUS_GAP = 0.06  # two candidates this close on a thin paste: say so
 MAX_CANDIDATE_PATTERNS = 24
 _DEVICES = frozenset({"cuda", "mps", "xpu", "hip", "hpu", "npu", "xla", "rocm"})  # backends a message can name
+OPENING_BASE, OPENING_SPAN = 0.80, 0.08  # a message that only follows a template's opening: 0.80 to 0.88
 MIN_TRIED = 4  # candidate patterns tried even past the deadline: each is linear over a capped input
 MAX_FUZZY_CHARS = 400  # a message's identifying words come first
 MIN_WORD_SHARE = 0.34
@@ -78,7 +79,7 @@ def _required_literal(regex: str) -> str:
 
 class _Pattern:
     __slots__ = ("entry_id", "idx", "raw", "regex_src", "normalized", "tokens", "fuzzy_ok", "specificity",
-                 "literal_start", "required", "head_src", "_rx", "_head", "_rx_search")
+                 "literal_start", "required", "head_src", "head_share", "_rx", "_head", "_rx_search")
 
     def __init__(self, entry_id: str, idx: int, raw: str, regex_src: str, normalized: str, features: dict | None = None) -> None:
         self.entry_id, self.idx, self.raw, self.regex_src, self.normalized = entry_id, idx, raw, regex_src, normalized
@@ -88,6 +89,7 @@ class _Pattern:
         # is too generic for fuzzy evidence: it must match as a template
         self.fuzzy_ok = len(self.tokens) >= MIN_FUZZY_TOKENS
         self.required, self.specificity, self.literal_start, self.head_src = f["required"], f["specificity"], f["literal_start"], f["head"]
+        self.head_share = f.get("head_share", 1.0)  # the opening's share of the template's literal text
         self._rx = None
         self._head = None
         self._rx_search = None
@@ -115,6 +117,30 @@ class _Pattern:
         if self._head is None and self.head_src:
             self._head = re.compile(self.head_src, re.IGNORECASE)
         return self._head
+
+
+OPENING = "matches the opening of the template"
+
+
+def _report_ties(best: dict[str, list]) -> None:
+    """Entries that lead only because the message follows the opening they share ("Error(s) in
+    loading state_dict for Net:", cut before what tells them apart) are a tie: each gets the share
+    of the confidence a tie leaves it (divided among them, not below the threshold), in the order
+    their openings' weight gave them, and says which entries it ties with. Frames and signals may
+    still tell them apart afterwards."""
+    if len(best) < 2:
+        return
+    opening = lambda v: not v[5] and v[2][0].startswith(OPENING)  # noqa: E731
+    top = max(best.values(), key=lambda v: v[0])
+    if not opening(top):
+        return
+    tied = sorted((e for e, v in best.items() if opening(v) and top[0] - v[0] < AMBIGUOUS_GAP), key=lambda e: -best[e][0])
+    if len(tied) < 2:
+        return
+    share = max(THRESHOLD + 0.01, top[0] / len(tied))  # every tied entry stays an answer: the tie is the answer
+    for rank, e in enumerate(tied):
+        best[e][0] = share - rank * 1e-4  # still in their order, well within the ambiguity gap
+        best[e][2].append("ties with " + ", ".join(t for t in tied if t != e) + " on the template's opening")
 
 
 class Matcher:
@@ -231,7 +257,9 @@ class Matcher:
                 elif p.head is not None:
                     m = p.head.match(msg) or p.head.match(first_line)
                     if m:
-                        tier, base, why = 1, 0.88, "matches the opening of the template (the rest of the message is missing)"
+                        # worth what the opening holds of the template's own text: a first sentence
+                        # of a long template tells less than most of a short one
+                        tier, base, why = 1, OPENING_BASE + OPENING_SPAN * p.head_share, "matches the opening of the template (the rest of the message is missing)"
             if m:
                 add(p, tier, base, why, {k: v.strip() for k, v in m.groupdict().items() if v}, strong)
                 settled = settled or (base >= 0.95 and (tkey is None or tkey in self.types[p.entry_id]))
@@ -320,6 +348,7 @@ class Matcher:
                 cur = best.get(eid)
                 if cur is None or score > cur[0]:
                     best[eid] = [score, tier, reasons, caps, kind == "final", strong]
+        _report_ties(best)
         frames = self._frames(parsed)
         signals = self._signals(parsed, budget)
         for eid, why in frames.items():
@@ -358,7 +387,9 @@ class Matcher:
                 if self.entries[eid]["wraps"]:
                     v[0] *= WRAPPER_PENALTY
                     v[2].append("a wrapper: the wrapped error is known, so it comes first")
-        ranked = sorted(best.items(), key=lambda kv: (-round(kv[1][0], 4), kv[1][1], not kv[1][4], kv[0]))
+        # (the sort is stable: on an exact tie the order is the one the candidates were found in, by
+        # how much of each template's words the message holds, never the ids' spelling)
+        ranked = sorted(best.items(), key=lambda kv: (-round(kv[1][0], 4), kv[1][1], not kv[1][4]))
         return [
             Candidate(eid, round(min(1.0, v[0]), 4), tuple(v[2]), v[3], v[1])
             for eid, v in ranked[:top]

@@ -224,7 +224,9 @@ def pattern_features(raw: str, normalized: str) -> dict:
     # neither the template nor its opening, so the regular expressions are skipped
     # (without a closing full stop or colon, which the template does not require)
     pieces = [w for w in re.split(r"\{[^{}]*\}|\s+", first.replace("{{", "{").replace("}}", "}").rstrip(".:")) if w]
+    literal = lambda t: len(re.sub(r"\{[^{}]*\}|\s", "", t))  # noqa: E731
     return {
+        "head_share": round(literal(first) / max(1, literal(raw_s)), 3) if head else 1.0,
         "tokens": sorted(tokens(normalized)),
         "required": max(pieces, key=len).lower() if pieces else "",
         "specificity": min(0.015, len(re.sub(r"\{[^{}]*\}|\s", "", raw)) / 20000),

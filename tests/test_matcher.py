@@ -332,3 +332,26 @@ def test_eval_counts_an_allowed_abstention_in_top3_and_leaves_empty_pastes_out_o
     rows.append({"id": "c", "text": "\n\n", "expected_id": "none"})  # nothing to read: no certain abstention
     corpus.write_text("\n".join(_json.dumps(r) for r in rows) + "\n", encoding="utf-8")
     assert evaluate(corpus, index)["calibration"] == rep["calibration"]
+
+
+def test_entries_that_share_an_opening_are_a_tie_not_two_confident_answers(index):
+    """A paste cut after the opening two templates share: both are answers, the answer says it is
+    ambiguous, their confidence says so, and the order is not the ids' alphabet."""
+    answer = explain_text("RuntimeError: Error(s) in loading state_dict for Net:", index)
+    ids = [m.id for m in answer.matches]
+    assert set(ids[:2]) == {"state-dict-missing-unexpected-keys", "state-dict-size-mismatch"}
+    assert answer.ambiguous and all(m.score < 0.6 for m in answer.matches[:2])
+    assert any("ties with" in r for r in answer.matches[0].reasons)
+    zh = answer.as_json(lang="zh")["matches"][0]["reasons"]
+    assert any("并列" in r for r in zh)
+    # the rest of the message tells them apart again
+    full = explain_text('RuntimeError: Error(s) in loading state_dict for Net:\n\tMissing key(s) in state_dict: "fc.weight".', index)
+    assert full.matches[0].id == "state-dict-missing-unexpected-keys" and full.matches[0].score > 0.95 and not full.ambiguous
+
+
+def test_an_opening_is_worth_what_it_holds_of_its_template():
+    from explainer.patterns import pattern_features
+
+    long = "Error(s) in loading state_dict for {cls}:\n\tsize mismatch for {key}: copying a param with shape {a} from checkpoint, the shape in current model is {b}."
+    assert 0 < pattern_features(long, "")["head_share"] < 0.5
+    assert pattern_features("Target {label} is out of bounds.", "")["head_share"] == 1.0
