@@ -179,7 +179,7 @@ _REFLOW = _Lazy(
     r"|\s(?=Exception raised from )|\s(?=frame #\d+: )"
 )
 _FINAL_IN_FLAT = _Lazy(
-    r"(?<![\w.])((?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*?)?(?:Error|Exception|Warning|Exit|Interrupt|Failed|Unsupported|Missing|Timeout|Exceeded)"
+    r"(?<![\w.])((?:[A-Za-z_]\w*\.)*(?:_?[A-Z]\w*?)?(?:Error|Exception|Warning|Exit|Interrupt|Failed|Unsupported|Missing|Timeout|Exceeded)"
     r"|torch(?:\.[a-z_]\w*)++\.[A-Z][A-Za-z0-9]*+)[:：]\s"
 )
 
