@@ -329,7 +329,7 @@ def parser_rules() -> list[tuple[str, object, int, tuple]]:
     from . import i18n, longtail, matcher, normalize, parser, patterns, textio
 
     def is_rx(v) -> bool:
-        return isinstance(v, (re.Pattern, parser._Lazy))
+        return isinstance(v, (re.Pattern, parser.Lazy))
 
     out: list[tuple[str, object, int, tuple]] = []
     seen: set[int] = set()

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from .budget import DEFAULT_BUDGET_S, Budget
 from .matcher import AMBIGUOUS_GAP, THRESHOLD
-from .model import Candidate, Parsed, _Record
-from .parser import _lang_hint, parse_text
+from .model import Candidate, Parsed, Record
+from .parser import lang_hint, parse_text
 
 
-class Answer(_Record):
+class Answer(Record):
     parsed: Parsed
     candidates: tuple[Candidate, ...]  # best first, including those below the threshold
     index: object
@@ -143,7 +143,7 @@ def explain_text(text: str, index, *, top: int = 3, budget: float | Budget | Non
 
 def detect_lang(text: str) -> str:
     """'zh' when the paste's own words are Chinese or the locale is Chinese, else 'en'."""
-    if _lang_hint(text) == "zh":
+    if lang_hint(text) == "zh":
         return "zh"
     import locale
     import os

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .core import explain_text
 from .matcher import THRESHOLD
-from .parser import _strip_prefixes
+from .parser import strip_prefixes
 
 _LABEL_PREFIXES = [
     re.compile(r"^FAILED \S+ - "),
@@ -31,7 +31,7 @@ def _norm(s: str | None) -> str:
 
 def label_message(message: str) -> str:
     """The labelled final error line with its prefixes (log, rank, pytest, type) removed."""
-    m = _strip_prefixes(message.strip().strip("*`'\" "))
+    m = strip_prefixes(message.strip().strip("*`'\" "))
     for rx in _LABEL_PREFIXES:
         m = rx.sub("", m)
     return _norm(m)

@@ -400,10 +400,10 @@ def data_file() -> str | None:
     """The data file: ``TBX_LONGTAIL``, else the newest ``longtail-*.jsonl.gz`` of the checkout's or the package's data."""
     if os.environ.get("TBX_LONGTAIL"):
         return os.environ["TBX_LONGTAIL"]
-    from .paths import _PKG, source_root
+    from .paths import PKG_DIR, source_root
 
     root = source_root()
-    folder = os.path.join(root, "data") if root else os.path.join(_PKG, "_data")
+    folder = os.path.join(root, "data") if root else os.path.join(PKG_DIR, "_data")
     try:
         names = [n for n in os.listdir(folder) if n.startswith("longtail-") and (n.endswith(".jsonl.gz") or n.endswith(".sqlite"))]
     except OSError:

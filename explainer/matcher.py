@@ -34,7 +34,7 @@ from operator import itemgetter
 
 
 from .model import Candidate, Parsed
-from .parser import _Lazy
+from .parser import Lazy
 from .normalize import normalize, tokens
 from .patterns import pattern_features
 
@@ -54,8 +54,8 @@ WRAPPER_PENALTY = 0.55
 SOURCE_WEIGHT = {"final": 1.0, "cause": 0.97, "context": 0.9, "worker": 0.96, "group": 0.95, "other": 0.88, "line": 0.86}
 
 
-_TYPE_SEP = _Lazy(r"\.|::")
-_PATH_SEP = _Lazy(r"[\\/]")
+_TYPE_SEP = Lazy(r"\.|::")
+_PATH_SEP = Lazy(r"[\\/]")
 
 
 def _type_key(t: str | None) -> str | None:
@@ -162,7 +162,7 @@ class Matcher:
                 # only the innermost telling frames are specific; generic module plumbing is not
                 if pos < 2 and func not in ("_call_impl", "_wrapped_call_impl", "__call__") and not path.endswith("module.py"):
                     self.frame_index[(path.rsplit("/", 1)[-1], func)].append(eid)
-        self.signal_rx = [(eid, _Lazy(s, re.I), _required_literal(s)) for eid, e in self.entries.items() for s in e.get("signals", [])]
+        self.signal_rx = [(eid, Lazy(s, re.I), _required_literal(s)) for eid, e in self.entries.items() for s in e.get("signals", [])]
         # the backend every pattern of an entry names (cuda-out-of-memory: cuda): a message naming
         # only another backend is no evidence for it, by similarity or by signal
         self.devices: dict[str, frozenset] = {}

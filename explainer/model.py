@@ -1,6 +1,6 @@
 """The plain traceback model: what the parser produces and everything downstream reads.
 
-Immutable records built on ``tuple`` (see ``_Record``) rather than frozen dataclasses or
+Immutable records built on ``tuple`` (see ``Record``) rather than frozen dataclasses or
 ``typing.NamedTuple``: the same plain, comparable, immutable values, without the ~9 ms that
 importing ``dataclasses`` (and ``inspect``) or the ~5 ms that creating six ``NamedTuple`` classes adds
 to every ``tbx explain --json``.
@@ -14,7 +14,7 @@ from __future__ import annotations
 from operator import itemgetter
 
 
-class _Record(tuple):
+class Record(tuple):
     """A named, immutable tuple: fields and defaults come from the subclass's annotations."""
 
     __slots__ = ()
@@ -51,7 +51,7 @@ class _Record(tuple):
         return type(self)(**{**self._asdict(), **changes})
 
 
-class Frame(_Record):
+class Frame(Record):
     file: str
     line: int | None
     function: str | None
@@ -60,7 +60,7 @@ class Frame(_Record):
     focus: str | None = None  # the part of ``code`` Python's carets point at (``self.fc1(x)``), 3.11+
 
 
-class Link(_Record):
+class Link(Record):
     """An earlier exception in the paste: a chained cause/context, a worker's wrapper, a group."""
 
     exc_type: str | None
@@ -68,17 +68,17 @@ class Link(_Record):
     relation: str  # cause | context | worker | group
 
 
-class Signal(_Record):
+class Signal(Record):
     kind: str  # nccl, cuda_assert, signal, cpp_frame, warning, terminate, ...
     text: str
 
 
-class Other(_Record):
+class Other(Record):
     exc_type: str | None
     message: str | None
 
 
-class Parsed(_Record):
+class Parsed(Record):
     exc_type: str | None
     message: str | None
     frames: tuple = ()
@@ -110,7 +110,7 @@ class Parsed(_Record):
         }
 
 
-class Candidate(_Record):
+class Candidate(Record):
     """One knowledge-base entry proposed for a paste, with the evidence behind it."""
 
     id: str

@@ -31,7 +31,7 @@ from .model import Frame, Link, Other, Parsed, Signal
 from .textio import strip_controls
 
 
-class _Lazy:
+class Lazy:
     """A regular expression compiled on first use: most pastes never need it, and compiling the
     whole parser's expressions up front is most of the CLI's start-up time."""
 
@@ -106,7 +106,7 @@ def _split_prefix(line: str) -> tuple[str, str]:
     return line[: len(line) - len(rest)], rest
 
 
-def _strip_prefixes(line: str) -> str:
+def strip_prefixes(line: str) -> str:
     return _split_prefix(line)[1]
 
 
@@ -165,12 +165,12 @@ def _from_notebook_json(text: str) -> str | None:
     return "\n".join(out) if out else None
 
 
-_TB_KEY = _Lazy(r'"traceback"\s*+:\s*+\[')
-_JSON_STRING = _Lazy(r'"((?:[^"\\\n]|\\.)*+)(")?')
+_TB_KEY = Lazy(r'"traceback"\s*+:\s*+\[')
+_JSON_STRING = Lazy(r'"((?:[^"\\\n]|\\.)*+)(")?')
 
 
 # Markers that start a new line in a paste that lost its newlines.
-_REFLOW = _Lazy(
+_REFLOW = Lazy(
     r"\s(?=Traceback \(most recent call last\):)"
     r"|\s(?=File \"[^\"]{1,400}\", line \d+)"
     r"|\s(?=File (?:[A-Za-z]:\\|~|/)[^\n]{1,400}?:\d+,? in [\w<>.]+)"
@@ -178,7 +178,7 @@ _REFLOW = _Lazy(
     r"|\s(?=Original Traceback \(most recent call last\):)"
     r"|\s(?=Exception raised from )|\s(?=frame #\d+: )"
 )
-_FINAL_IN_FLAT = _Lazy(
+_FINAL_IN_FLAT = Lazy(
     r"(?<![\w.])((?:[A-Za-z_]\w*\.)*(?:_?[A-Z]\w*?)?(?:Error|Exception|Warning|Exit|Interrupt|Failed|Unsupported|Missing|Timeout|Exceeded)"
     r"|torch(?:\.[a-z_]\w*)++\.[A-Z][A-Za-z0-9]*+)[:：]\s"
 )
@@ -213,7 +213,7 @@ def _reflow(line: str) -> list[str]:
     return out
 
 
-_FRAME_INLINE = _Lazy(
+_FRAME_INLINE = Lazy(
     r'File "[^"]{1,400}", line \d+(?:, in [\w<>.\[\]-]+)?'
     r"|File (?:[A-Za-z]:\\|~|/)[^\n]{1,400}?:\d+,? in [\w<>.\[\]-]+(?:\([^)]{0,300}\))?"
 )
@@ -343,7 +343,7 @@ _KNOWN_TYPES = {"KeyboardInterrupt", "StopIteration", "GeneratorExit", "SystemEx
 # Python's re, so only ASCII word characters may not precede it), wrapped alone in Markdown emphasis
 # (**RuntimeError**: ...), followed by a colon with or without a space (full-width too), or written as
 # its repr in a log line (got RuntimeError('...')). Starts are ASCII-word starts only: linear.
-_INLINE_EXC = _Lazy(
+_INLINE_EXC = Lazy(
     r"(?P<open>\*\*|[`'\"“‘「]?)(?<![A-Za-z0-9_.])"
     r"(?P<type>(?:[A-Za-z_][A-Za-z0-9_]*+\.)*+[A-Z][A-Za-z0-9_]*?(?:Error|Exception))(?P<shut>\*\*|`)?"
     r"(?:\s*+[:：](?![:/])\s?|\((?P<q>['\"]))"
@@ -351,24 +351,24 @@ _INLINE_EXC = _Lazy(
 _QUOTED_LINES = 8  # a quoted message is looked for its closing quote this many lines on
 _CLOSERS = {"**": "**", "`": "`", "'": "'", '"': '"', "“": "”", "‘": "’", "「": "」"}
 # the closing quote of an inline message: followed by a space, punctuation or the end
-_CLOSING = {c: _Lazy(re.escape(c) + r"(?=\s|[.,;:)!?]|$)") for c in set(_CLOSERS.values())}
-_SENTENCE_END = _Lazy(r"(?<=[.!?。！？])\s+")
-_DISTRIBUTED = _Lazy(r"^\[(?:rank|default)")
-_CODEISH = _Lazy(r"[.(=\[]")
-_PARAGRAPH = _Lazy(r"^(?:[A-Z][a-z]+ |\(\d\) |from user code:)")
-_TYPE_SEP = _Lazy(r"\.|::")
-_CAMEL = _Lazy(r"^[A-Z]\w*$")
-_N_FRAMES = _Lazy(r"^\s*+\d++ frames?\s*$")
-_ELLIPSIS = _Lazy(r"^\s*+\.\.\.\s*$")
-_WHAT_INLINE = _Lazy(r"what\(\):\s*+(?P<msg>.*)$")
+_CLOSING = {c: Lazy(re.escape(c) + r"(?=\s|[.,;:)!?]|$)") for c in set(_CLOSERS.values())}
+_SENTENCE_END = Lazy(r"(?<=[.!?。！？])\s+")
+_DISTRIBUTED = Lazy(r"^\[(?:rank|default)")
+_CODEISH = Lazy(r"[.(=\[]")
+_PARAGRAPH = Lazy(r"^(?:[A-Z][a-z]+ |\(\d\) |from user code:)")
+_TYPE_SEP = Lazy(r"\.|::")
+_CAMEL = Lazy(r"^[A-Z]\w*$")
+_N_FRAMES = Lazy(r"^\s*+\d++ frames?\s*$")
+_ELLIPSIS = Lazy(r"^\s*+\.\.\.\s*$")
+_WHAT_INLINE = Lazy(r"what\(\):\s*+(?P<msg>.*)$")
 _CPP = re.compile(r"^\s*(?:Exception raised from .* \(most recent call first\):|frame #\d+: )")
 _SIGNAL_RES = [
     # (an assertion's text stops at the next "Assertion": a match from an earlier one would also be
     # one from that later one, and each character is then scanned from one start only)
-    ("cuda_assert", _Lazy(r"Assertion `?(?:(?!Assertion)[^\n]){0,400}`? failed\.|device-side assert|CUDA kernel errors", re.I)),
-    ("nccl", _Lazy(r"\bNCCL\b|ProcessGroupNCCL|Watchdog caught collective|ncclUnhandled|ncclSystemError|ncclInternalError", re.I)),
-    ("signal", _Lazy(r"killed by signal|Segmentation fault|Bus error|core dumped|SIGKILL|SIGSEGV|SIGBUS|SIGABRT|Received signal|exitcode\s*:\s*-\d+|Killed$|OOM[- ]killer|out of shared memory|shm", re.I)),
-    ("terminate", _Lazy(r"terminate called after throwing")),
+    ("cuda_assert", Lazy(r"Assertion `?(?:(?!Assertion)[^\n]){0,400}`? failed\.|device-side assert|CUDA kernel errors", re.I)),
+    ("nccl", Lazy(r"\bNCCL\b|ProcessGroupNCCL|Watchdog caught collective|ncclUnhandled|ncclSystemError|ncclInternalError", re.I)),
+    ("signal", Lazy(r"killed by signal|Segmentation fault|Bus error|core dumped|SIGKILL|SIGSEGV|SIGBUS|SIGABRT|Received signal|exitcode\s*:\s*-\d+|Killed$|OOM[- ]killer|out of shared memory|shm", re.I)),
+    ("terminate", Lazy(r"terminate called after throwing")),
 ]
 # every signal expression above contains one of these words: lines without any skip the expressions.
 # Matched against the lower-cased line: an IGNORECASE alternation is several times slower.
@@ -410,7 +410,7 @@ def _is_code(line: str) -> bool:
     return True
 
 
-_CJK_OR_FULLWIDTH = _Lazy(r"[\u4e00-\u9fff，。？！；]")
+_CJK_OR_FULLWIDTH = Lazy(r"[\u4e00-\u9fff，。？！；]")
 
 
 def _trim_commentary(first: str) -> str:
@@ -769,23 +769,23 @@ def _scan(lines: list[str], tags: list[str] | None = None, budget: Budget | None
 # ---------------------------------------------------------------------------------------------
 # pass 3: assembling
 
-_ERRORISH = _Lazy(
+_ERRORISH = Lazy(
     r"error|exception|failed|failure|cannot|can't|could not|unable|invalid|expected|must|mismatch|"
     r"out of (?:memory|bounds|range)|not (?:supported|implemented|found|available|compiled|defined|match)|"
     r"does not|doesn't|illegal|assert|killed|timed? ?out|segmentation|unexpectedly|"
     r"错误|报错|失败|无法|不能|必须|异常",
 )  # these three are matched against lower-cased text
-_CHATTY = _Lazy(
+_CHATTY = Lazy(
     r"\b(?:i|i'm|i've|my|we|our|you|your|me|please|thanks?|thank you|hello|hi|help|anyone|somebody|"
     r"trying to fix|how to|how can|why|any idea|solve|solution)\b|[?？]\s*$|我|请|谢谢|怎么|为什么|求助|大佬",
 )
 
 
-_WEAK = _Lazy(r"\b(?:not|no|only|instead|freed|requires?|should|while|because)\b")
+_WEAK = Lazy(r"\b(?:not|no|only|instead|freed|requires?|should|while|because)\b")
 
 
 # "a digit, x, a digit" is all the shape test needs to know: written so, it is linear
-_SHAPEISH = _Lazy(r"\d\s*+x\s*+\d|\[\d++(?:, \d++)*+\]|torch\.\w|cuda|tensor")
+_SHAPEISH = Lazy(r"\d\s*+x\s*+\d|\[\d++(?:, \d++)*+\]|torch\.\w|cuda|tensor")
 
 
 def _error_score(line: str) -> float:
@@ -892,10 +892,10 @@ def _cut_before_exception(frames: list[Frame], lines: list[str]) -> tuple[str | 
     return (None, best) if best and _error_score(best) > 0 else (None, None)
 
 
-_CJK = _Lazy(r"[\u4e00-\u9fff]")
+_CJK = Lazy(r"[\u4e00-\u9fff]")
 
 
-def _lang_hint(text: str) -> str | None:
+def lang_hint(text: str) -> str | None:
     if text.isascii():
         return None
     cjk = len(_CJK.findall(text[-20000:]))
@@ -934,7 +934,7 @@ def _parse(text: str, budget: Budget | None = None) -> Parsed:
         msg = _fallback_message(lines)
         return Parsed(
             exc_type=None, message=msg, signals=tuple(signals), format=_format(hints, last_line=True),
-            lang_hint=_lang_hint(text), lines=_signal_lines(lines),
+            lang_hint=lang_hint(text), lines=_signal_lines(lines),
         )
     final = pool[-1]
     if final.kind == "truncated" and final.exc_type is None and final.message is None:
@@ -985,7 +985,7 @@ def _parse(text: str, budget: Budget | None = None) -> Parsed:
         signals=tuple(signals),
         others=tuple(others[-20:]),
         format=fmt,
-        lang_hint=_lang_hint(text),
+        lang_hint=lang_hint(text),
         lines=_signal_lines(lines),
     )
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 
 # plain os.path, not pathlib: this module is on the start-up path of every command
-_PKG = os.path.dirname(os.path.abspath(__file__))
+PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 def source_root() -> str | None:
-    root = os.path.dirname(_PKG)
+    root = os.path.dirname(PKG_DIR)
     if os.path.isdir(os.path.join(root, "kb")) and os.path.isfile(os.path.join(root, "pyproject.toml")):
         return root
     return None
@@ -24,11 +24,11 @@ def kb_dir() -> str:
     if os.environ.get("TBX_KB"):
         return os.environ["TBX_KB"]
     root = source_root()
-    return os.path.join(root, "kb") if root else os.path.join(_PKG, "_data", "kb")
+    return os.path.join(root, "kb") if root else os.path.join(PKG_DIR, "_data", "kb")
 
 
 def index_path() -> str:
     if os.environ.get("TBX_INDEX"):
         return os.environ["TBX_INDEX"]
     root = source_root()
-    return os.path.join(root, "data", "index.sqlite") if root else os.path.join(_PKG, "_data", "index.sqlite")
+    return os.path.join(root, "data", "index.sqlite") if root else os.path.join(PKG_DIR, "_data", "index.sqlite")
