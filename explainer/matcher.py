@@ -42,6 +42,7 @@ THRESHOLD = 0.5  # below this the matcher abstains
 AMBIGUOUS_GAP = 0.06  # two candidates this close on a thin paste: say so
 MAX_CANDIDATE_PATTERNS = 24
 _DEVICES = frozenset({"cuda", "mps", "xpu", "hip", "hpu", "npu", "xla", "rocm"})  # backends a message can name
+_DEVICE_WORD = Lazy(r"\b(?:cuda|mps|xpu|hip|hpu|npu|xla|rocm)\b")  # (on lower-cased text)
 OPENING_BASE, OPENING_SPAN = 0.80, 0.08  # a message that only follows a template's opening: 0.80 to 0.88
 MIN_TRIED = 4  # candidate patterns tried even past the deadline: each is linear over a capped input
 MAX_FUZZY_CHARS = 400  # a message's identifying words come first
@@ -69,11 +70,17 @@ def _sigmoid(x: float) -> float:
 
 
 def _required_literal(regex: str) -> str:
-    """A lower-case piece of text every match of ``regex`` contains ('' when there is none to tell)."""
+    """A lower-case piece of text every match of ``regex`` contains ('' when there is none to tell).
+    A group holding an alternation requires nothing of its own; an alternation outside any group
+    leaves no single piece required."""
+    # innermost groups with an alternation, repeatedly: "config\.(recompile_limit|cache_size_limit)"
+    prev = None
+    while prev != regex:
+        prev, regex = regex, re.sub(r"\((?:[^()\\]|\\.)*(?<!\\)\|(?:[^()\\]|\\.)*\)", "\0", regex)
     if re.search(r"(?<!\\)\|", regex):
-        return ""  # an alternation: no single piece is required
+        return ""  # an alternation at the top: no single piece is required
     plain = re.sub(r"\\(.)", lambda m: m.group(1) if not m.group(1).isalnum() else "\0", regex)
-    runs = re.findall(r"[A-Za-z0-9 _:,'=-]{4,}", re.sub(r"\[[^\]]*\]|\([?][^)]*\)|.[*?{]", "\0", plain))
+    runs = re.findall(r"[A-Za-z0-9 _:,'=/-]{4,}", re.sub(r"\[[^\]]*\]|\([?][^)]*\)|.[*?{]", "\0", plain))
     return max(runs, key=len).lower() if runs else ""
 
 
@@ -271,7 +278,7 @@ class Matcher:
         # Fuzzy similarity tops out at 0.93: once a template matched the whole message it can only add
         # lower-ranked alternatives, so it is skipped (and rapidfuzz is not even imported).
         if not settled:
-            named = _DEVICES.intersection(tokens(norm)) if fuzzy else set()
+            named = set(_DEVICE_WORD.findall(norm)) if fuzzy else set()
             for p, _share in fuzzy:
                 if budget is not None and budget.spent():
                     break
@@ -320,18 +327,19 @@ class Matcher:
         pieces = [msg[:MAX_REGEX_INPUT]] + ([msg[-MAX_REGEX_INPUT:]] if len(msg) > MAX_REGEX_INPUT else [])
         # the signal lines, the message's ends, then every line the paste ends with (a warning printed
         # earlier in a log names the cause as well)
-        texts = [(t, t.lower()) for t in [s.text[:MAX_REGEX_INPUT] for s in parsed.signals] + pieces + list(parsed.lines)]
-        blob = "\n".join(low for _, low in texts)  # one look for each signal's literal, then its lines
-        named = _DEVICES.intersection(tokens(normalize(msg[:MAX_FUZZY_CHARS]))) if msg else set()
+        texts = [s.text[:MAX_REGEX_INPUT] for s in parsed.signals] + pieces + list(parsed.lines)
+        joined = "\n".join(texts)
+        blob = joined.lower()  # one look for each signal's literal and expression; its lines only on a hit
+        named = set(_DEVICE_WORD.findall(msg[:MAX_FUZZY_CHARS].lower())) if msg else set()
         for eid, rx, literal in self.signal_rx:
             if budget is not None and budget.spent():
                 break
+            if literal not in blob or not rx.search(joined):
+                continue
             if named and self.devices.get(eid) and not named & self.devices[eid]:
                 continue  # "Tried to allocate" in an MPS message is no sign of a CUDA entry
-            if literal not in blob:
-                continue
-            for t, low in texts:
-                if literal in low and rx.search(t):
+            for t in texts:
+                if (not literal or literal in t.lower()) and rx.search(t):
                     hits.setdefault(eid, f"signal line: {t[:80]}")
                     break
         return hits
