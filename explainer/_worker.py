@@ -138,7 +138,9 @@ def run_one(req: dict, workdir: str) -> dict:
 
 def _reset_state(environ: dict[str, str]) -> None:
     """What a snippet may have changed for the next one: environment variables, the default dtype
-    and device, grad mode (the working directory is restored by ``run_one``)."""
+    and device, grad mode, anomaly detection, distributions' argument validation (the first
+    ``torch.compile`` of a process switches it off for good) (the working directory is restored by
+    ``run_one``)."""
     if os.environ != environ:
         os.environ.clear()
         os.environ.update(environ)
@@ -146,7 +148,8 @@ def _reset_state(environ: dict[str, str]) -> None:
     if torch is None:
         return
     for reset in (lambda: torch.set_grad_enabled(True), lambda: torch.set_default_dtype(torch.float32),
-                  lambda: torch.set_default_device(None), lambda: torch.autograd.set_detect_anomaly(False)):
+                  lambda: torch.set_default_device(None), lambda: torch.autograd.set_detect_anomaly(False),
+                  lambda: "torch.distributions" in sys.modules and torch.distributions.Distribution.set_default_validate_args(__debug__)):
         try:
             reset()
         except Exception:

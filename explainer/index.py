@@ -16,7 +16,7 @@ import sys
 
 from .normalize import cjk_bigrams
 
-SCHEMA_VERSION = "9"  # 6: fixes and causes for the answer; 7: template regexes compiled linear; 9: head_share
+SCHEMA_VERSION = "10"  # 6: fixes and causes for the answer; 7: template regexes compiled linear; 9: head_share; 10: pieces
 _JSON_COLUMNS = ("exception_types", "frames", "signals", "excludes")
 
 

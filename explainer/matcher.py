@@ -86,7 +86,7 @@ def _required_literal(regex: str) -> str:
 
 class _Pattern:
     __slots__ = ("entry_id", "idx", "raw", "regex_src", "normalized", "tokens", "fuzzy_ok", "specificity",
-                 "literal_start", "required", "head_src", "head_share", "_rx", "_head", "_rx_search")
+                 "literal_start", "required", "pieces", "head_src", "head_share", "_rx", "_head", "_rx_search")
 
     def __init__(self, entry_id: str, idx: int, raw: str, regex_src: str, normalized: str, features: dict | None = None) -> None:
         self.entry_id, self.idx, self.raw, self.regex_src, self.normalized = entry_id, idx, raw, regex_src, normalized
@@ -97,6 +97,7 @@ class _Pattern:
         self.fuzzy_ok = len(self.tokens) >= MIN_FUZZY_TOKENS
         self.required, self.specificity, self.literal_start, self.head_src = f["required"], f["specificity"], f["literal_start"], f["head"]
         self.head_share = f.get("head_share", 1.0)  # the opening's share of the template's literal text
+        self.pieces = tuple(f.get("pieces", ()))  # literal text every full or prefix match contains
         self._rx = None
         self._head = None
         self._rx_search = None
@@ -247,14 +248,15 @@ class Matcher:
             tier, base, why, strong = 2, 0.0, "", False
             m = None
             if p.required in folded:
-                m = p.rx.fullmatch(msg) or p.rx.fullmatch(first_line)
+                whole = all(x in folded for x in p.pieces)  # else only the opening can match
+                m = whole and (p.rx.fullmatch(msg) or (first_line is not msg and p.rx.fullmatch(first_line)))
                 if m:
                     tier, base, why = 1, 0.98, "full template match"
                 else:
-                    m = p.rx.match(msg)
+                    m = whole and p.rx.match(msg)
                     if m:
                         tier, base, why = 1, 0.95, "template matches the start of the message"
-                    elif p.literal_start:  # a pattern opening with a placeholder had its chance above
+                    elif whole and p.literal_start:  # a pattern opening with a placeholder had its chance above
                         m = p.rx_search.search(msg)
                         if m:
                             tier, base, why = 1, 0.9, "template found inside the message"

@@ -225,7 +225,12 @@ def pattern_features(raw: str, normalized: str) -> dict:
     # (without a closing full stop or colon, which the template does not require)
     pieces = [w for w in re.split(r"\{[^{}]*\}|\s+", first.replace("{{", "{").replace("}}", "}").rstrip(".:")) if w]
     literal = lambda t: len(re.sub(r"\{[^{}]*\}|\s", "", t))  # noqa: E731
+    # every literal piece of the whole template (the longest few): a message missing one cannot match
+    # the template, fully or at its start, so the expressions are not even tried (a near miss of a
+    # long template with several multi-line placeholders costs tens of milliseconds to reject)
+    everything = {w.lower().rstrip(".:") for w in re.split(r"\{[^{}]*\}|\s+", raw_s.replace("{{", "{").replace("}}", "}"))}
     return {
+        "pieces": sorted((w for w in everything if len(w) >= 4), key=lambda w: (-len(w), w))[:8],
         "head_share": round(literal(first) / max(1, literal(raw_s)), 3) if head else 1.0,
         "tokens": sorted(tokens(normalized)),
         "required": max(pieces, key=len).lower() if pieces else "",

@@ -21,6 +21,8 @@ with warnings.catch_warnings():
 import api.app as app_module
 from api.app import ExplainPool, Unavailable, create_app
 
+from explainer.budget import Budget
+
 from .test_api import MATMUL, SEED, TINY, assert_error, tiny_index
 
 
@@ -98,7 +100,12 @@ def test_partial_answers_say_so(tiny, monkeypatch):
     import explainer.core as core
 
     real = core.explain_text
-    monkeypatch.setattr(app_module, "explain_text", lambda text, index, top=3: real(text, index, top=top, budget=0.0))
+    def spent():  # a deadline already passed and noticed: the answer is partial whatever is left to do
+        b = Budget(0.0)
+        b.spent()
+        return b
+
+    monkeypatch.setattr(app_module, "explain_text", lambda text, index, top=3: real(text, index, top=top, budget=spent()))
     with TestClient(create_app(lambda: tiny, cors_origins=[])) as client:
         data = client.post("/v1/explain", json={"text": MATMUL}).json()
     assert data["partial"] is True and {"parsed", "matches", "abstained", "ambiguous", "lang"} <= set(data)
