@@ -145,15 +145,21 @@ def find_target(lines: list[str], lineno: int, spec: str) -> int | None:
             return None  # the enclosing function's header: the target is never outside it
         if word not in text or len(text) > MAX_LINE:
             continue
-        text = strip_comment(text)
-        body = " pass" if text.endswith(":") and _HEADER.match(text) else ""
-        try:
-            tree = ast.parse(text + body)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        if any(_name_matches(c.func, spec) for c in _calls(tree)):
+        stmt = _statement(strip_comment(text))
+        if stmt is not None and any(_name_matches(c.func, spec) for c in _calls(stmt)):
             return n
     return None
+
+
+def _statement(text: str) -> ast.stmt | None:
+    """The one statement of a line (a compound statement's header, "if torch.isnan(out):", parses
+    with a body appended), or None."""
+    body = " pass" if text.endswith(":") and _HEADER.match(text) else ""
+    try:
+        tree = ast.parse(text + body)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return tree.body[0] if len(tree.body) == 1 else None
 
 
 _FIELD = re.compile(r"\{\}|(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)(?:\|([^{}\n]*))?\}(?!\})")
@@ -464,15 +470,10 @@ def apply(ops: list[tuple], line: str | None, values: dict[str, str]) -> tuple[s
     text = strip_comment(line.strip())
     if not text or len(text) > MAX_LINE:
         return None
-    # a compound statement's header ("if torch.isnan(out):") parses with a body appended
-    body = " pass" if text.endswith(":") and _HEADER.match(text) else ""
-    try:
-        tree = ast.parse(text + body)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    stmt = _statement(text)
+    if stmt is None:
         return None
-    if len(tree.body) != 1:
-        return None
-    stmt = tree.body[0]
+    body = " pass" if text.endswith(":") and _HEADER.match(text) else ""  # for the final parse check
     src = _Source(text)
     before: list[str] = []
     edits: list[tuple[int, int, str]] = []
