@@ -21,12 +21,13 @@ import asyncio
 import logging
 import os
 import re
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Callable
 
-from fastapi import APIRouter, Depends, FastAPI, Path as PathParam, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, Query, Request
+from fastapi import Path as PathParam
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
@@ -77,7 +78,10 @@ ERRORS = {
     422: {"model": ErrorResponse, "description": "Malformed JSON, wrong types or values out of range"},
 }
 EXPLAIN_ERRORS = ERRORS | {
-    503: {"model": ErrorResponse, "description": "Overloaded (too many explanations waiting) or not answered in time; retry later"},
+    503: {
+        "model": ErrorResponse,
+        "description": "Overloaded (too many explanations waiting) or not answered in time; retry later",
+    },
 }
 
 
@@ -97,7 +101,12 @@ class ExplainPool:
     answered 503 and its queued work cancelled (work already running ends within the core's budget).
     """
 
-    def __init__(self, max_concurrency: int = DEFAULT_MAX_CONCURRENCY, queue: int = DEFAULT_QUEUE, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+        queue: int = DEFAULT_QUEUE,
+        timeout: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
         self.max_concurrency = max(1, int(max_concurrency))
         self.limit = self.max_concurrency + max(0, int(queue))
         self.timeout = float(timeout)
@@ -112,18 +121,22 @@ class ExplainPool:
             future = asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
             try:
                 return await asyncio.wait_for(future, self.timeout)
-            except asyncio.TimeoutError:
-                raise Unavailable("timeout", f"the explanation was not ready within {self.timeout:g} s; retry in a moment") from None
+            except TimeoutError:
+                raise Unavailable(
+                    "timeout", f"the explanation was not ready within {self.timeout:g} s; retry in a moment"
+                ) from None
         finally:
             self.pending -= 1
 
     def close(self) -> None:
         self.executor.shutdown(wait=False, cancel_futures=True)
 
+
 router = APIRouter()
 
 
 # --- dependencies -----------------------------------------------------------------------------
+
 
 async def get_index(request: Request) -> Index:
     """The index opened at start-up (async: no thread hop per request)."""
@@ -169,6 +182,7 @@ def _explain(body: ExplainRequest, index: Index, accept_language: str | None, re
 
 # --- routes -----------------------------------------------------------------------------------
 
+
 @router.post("/v1/explain", response_model=ExplainResponse, responses=EXPLAIN_ERRORS, tags=["explain"])
 async def explain(body: ExplainRequest, request: Request, index: Index = Depends(get_index)) -> JSONResponse:
     """Explain a pasted traceback: the `tbx explain --json` result, each match rendered as Markdown
@@ -198,7 +212,11 @@ async def read_entry(entry_id: str = PathParam(max_length=200), index: Index = D
 
 @router.get("/v1/search", response_model=SearchResponse, responses=ERRORS, tags=["knowledge base"])
 async def search(
-    q: str = Query(min_length=1, max_length=MAX_QUERY_CHARS, description="Words in English or Chinese, or a pasted message fragment."),
+    q: str = Query(
+        min_length=1,
+        max_length=MAX_QUERY_CHARS,
+        description="Words in English or Chinese, or a pasted message fragment.",
+    ),
     lang: SearchLang = Query("both"),
     limit: int = Query(10, ge=1, le=MAX_SEARCH_LIMIT),
     index: Index = Depends(get_index),
@@ -208,7 +226,9 @@ async def search(
 
 
 @router.get("/v1/gaps", include_in_schema=False)
-async def gaps(request: Request, top: int = 20, since: str | None = None, index: Index = Depends(get_index)) -> JSONResponse:
+async def gaps(
+    request: Request, top: int = 20, since: str | None = None, index: Index = Depends(get_index)
+) -> JSONResponse:
     """The gap log's clusters (``tbx gaps --json``), for the service's admin: 404 unless
     ``TBX_ADMIN_TOKEN`` is set, 401 without ``Authorization: Bearer <that token>``."""
     import hmac
@@ -218,7 +238,9 @@ async def gaps(request: Request, top: int = 20, since: str | None = None, index:
         return error_response(404, "not found", code="not_found")
     given = request.headers.get("authorization", "")
     if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
-        return error_response(401, "a valid admin token is required", code="unauthorized", headers={"WWW-Authenticate": "Bearer"})
+        return error_response(
+            401, "a valid admin token is required", code="unauthorized", headers={"WWW-Authenticate": "Bearer"}
+        )
     if since is not None and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", since):
         return error_response(422, "since takes a day as YYYY-MM-DD", code="invalid_request")
 
@@ -258,6 +280,7 @@ async def docs_page() -> FileResponse:
 
 
 # --- the app ----------------------------------------------------------------------------------
+
 
 class _NoQueryInAccessLog(logging.Filter):
     """Drop query strings from uvicorn's access log: a search query may be a fragment of a paste."""
@@ -363,19 +386,26 @@ def create_app(
     origins = cors_origins_from_env() if cors_origins is None else list(cors_origins)
     if origins:
         app.add_middleware(
-            CORSMiddleware, allow_origins=origins, allow_methods=["GET", "POST"],
-            allow_headers=["content-type", "accept-language"], max_age=600,
+            CORSMiddleware,
+            allow_origins=origins,
+            allow_methods=["GET", "POST"],
+            allow_headers=["content-type", "accept-language"],
+            max_age=600,
         )
     app.add_middleware(CatchAllMiddleware)
     app.add_middleware(NoSniffMiddleware)  # outermost: also on the catch-all's 500
     return app
 
 
-_ENV_LIMITS = {"max_concurrency": ("TBX_MAX_CONCURRENCY", int), "queue": ("TBX_QUEUE", int), "timeout": ("TBX_TIMEOUT", float)}
+_ENV_LIMITS = {
+    "max_concurrency": ("TBX_MAX_CONCURRENCY", int),
+    "queue": ("TBX_QUEUE", int),
+    "timeout": ("TBX_TIMEOUT", float),
+}
 
 
 def app_factory() -> FastAPI:
-    """For ``uvicorn --factory api.app:app_factory`` and multi-worker ``tbx serve`` (which passes its
+    """For ``uvicorn --factory explainer.api.app:app_factory`` and multi-worker ``tbx serve`` (which passes its
     limits to the worker processes in ``TBX_MAX_CONCURRENCY``, ``TBX_QUEUE``, ``TBX_TIMEOUT``)."""
     limits = {k: conv(os.environ[env]) for k, (env, conv) in _ENV_LIMITS.items() if os.environ.get(env)}
     return create_app(**limits)
@@ -407,7 +437,7 @@ def serve(
     if workers > 1:
         for key, (env, _conv) in _ENV_LIMITS.items():
             os.environ[env] = str({"max_concurrency": max_concurrency, "queue": queue, "timeout": timeout}[key])
-        uvicorn.run("api.app:app_factory", factory=True, host=host, port=port, workers=workers, **limits)
+        uvicorn.run("explainer.api.app:app_factory", factory=True, host=host, port=port, workers=workers, **limits)
     else:
         app = create_app(max_concurrency=max_concurrency, queue=queue, timeout=timeout)
         uvicorn.run(app, host=host, port=port, **limits)

@@ -24,7 +24,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-log = logging.getLogger("api")
+log = logging.getLogger("explainer.api")
 
 MAX_VALIDATION_ERRORS = 5  # how many field problems a 422 message lists
 
@@ -44,8 +44,12 @@ def error_body(code: str, message: str, **extra: Any) -> dict:
     return {"error": {"code": code, "message": message, **extra}}
 
 
-def error_response(status: int, message: str, *, code: str | None = None, headers: dict | None = None, **extra: Any) -> JSONResponse:
-    return JSONResponse(error_body(code or CODES.get(status, "error"), message, **extra), status_code=status, headers=headers)
+def error_response(
+    status: int, message: str, *, code: str | None = None, headers: dict | None = None, **extra: Any
+) -> JSONResponse:
+    return JSONResponse(
+        error_body(code or CODES.get(status, "error"), message, **extra), status_code=status, headers=headers
+    )
 
 
 class BodyTooLarge(StarletteHTTPException):
@@ -75,7 +79,9 @@ async def http_exception_handler(request: Request, exc: StarletteHTTPException) 
         # nesting too deep): for this API that is a malformed request, which is 422.
         return error_response(422, "the request body is not valid JSON", code="malformed_request")
     if status == 404:
-        message = exc.detail if isinstance(exc.detail, str) and exc.detail != "Not Found" else f"no route {request.url.path}"
+        message = (
+            exc.detail if isinstance(exc.detail, str) and exc.detail != "Not Found" else f"no route {request.url.path}"
+        )
     elif isinstance(exc.detail, str):
         message = exc.detail
     else:
@@ -160,8 +166,17 @@ class CatchAllMiddleware:
             await self.app(scope, receive, tracking_send)
         except Exception as exc:  # noqa: BLE001 - this is the catch-all
             # file:line in function only: source lines and the message might quote the request
-            where = " <- ".join(f"{f.filename}:{f.lineno} in {f.name}" for f in reversed(traceback.extract_tb(exc.__traceback__)[-3:]))
-            log.error("unhandled %s in %s %s at %s (message withheld: it may quote the request)",
-                      type(exc).__name__, scope.get("method"), scope.get("path"), where)
+            where = " <- ".join(
+                f"{f.filename}:{f.lineno} in {f.name}" for f in reversed(traceback.extract_tb(exc.__traceback__)[-3:])
+            )
+            log.error(
+                "unhandled %s in %s %s at %s (message withheld: it may quote the request)",
+                type(exc).__name__,
+                scope.get("method"),
+                scope.get("path"),
+                where,
+            )
             if not state["started"]:
-                await error_response(500, "internal error; nothing of the request was stored", code="internal_error")(scope, receive, send)
+                await error_response(500, "internal error; nothing of the request was stored", code="internal_error")(
+                    scope, receive, send
+                )

@@ -24,10 +24,27 @@ class ExplainRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")  # a misspelled key is an error, not silently ignored
 
-    text: Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS, strict=True,
-                               description="The paste: a traceback, a log tail, a notebook cell's output.")]
-    lang: Lang = Field("auto", description="Language of the answer; `auto` follows the paste, then the Accept-Language header.")
-    top: Annotated[int, Field(ge=1, le=MAX_TOP, strict=True, description="At most this many matches (an integer; `10.0` is the integer 10, as JSON Schema reads it).")] = 3
+    text: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=MAX_TEXT_CHARS,
+            strict=True,
+            description="The paste: a traceback, a log tail, a notebook cell's output.",
+        ),
+    ]
+    lang: Lang = Field(
+        "auto", description="Language of the answer; `auto` follows the paste, then the Accept-Language header."
+    )
+    top: Annotated[
+        int,
+        Field(
+            ge=1,
+            le=MAX_TOP,
+            strict=True,
+            description="At most this many matches (an integer; `10.0` is the integer 10, as JSON Schema reads it).",
+        ),
+    ] = 3
 
     @field_validator("top", mode="before")
     @classmethod
@@ -52,6 +69,7 @@ class ExplainRequest(BaseModel):
 
 
 # --- responses -------------------------------------------------------------------------------
+
 
 class _Open(BaseModel):
     model_config = ConfigDict(extra="allow")  # keys may be added (INTERFACES.md)

@@ -32,7 +32,11 @@ def unmet(requirement: str) -> str | None:
         import shutil
 
         tools = ("c++", "g++", "clang++", "cc", "gcc") if requirement == "c-compiler" else ("ninja",)
-        return None if any(shutil.which(t) for t in tools) else f"needs {'a C/C++ compiler' if requirement == 'c-compiler' else 'ninja'} on PATH"
+        return (
+            None
+            if any(shutil.which(t) for t in tools)
+            else f"needs {'a C/C++ compiler' if requirement == 'c-compiler' else 'ninja'} on PATH"
+        )
     if requirement in ("torchvision", "triton"):
         return None if importlib.util.find_spec(requirement) else f"needs {requirement} installed"
     try:
@@ -103,7 +107,9 @@ def run_one(req: dict, workdir: str) -> dict:
             try:
                 # optimize=0: asserts are compiled whatever the interpreter's -O level, so a fix
                 # whose assertion fails can never pass under PYTHONOPTIMIZE
-                exec(compile(req["code"], path, "exec", optimize=0, dont_inherit=True), namespace)  # not this module's __future__ flags
+                exec(
+                    compile(req["code"], path, "exec", optimize=0, dont_inherit=True), namespace
+                )  # not this module's __future__ flags
             except BaseException as exc:  # noqa: BLE001 - reporting it is the point
                 tb = exc.__traceback__.tb_next if exc.__traceback__ else None
                 exc = exc.with_traceback(tb)
@@ -115,8 +121,7 @@ def run_one(req: dict, workdir: str) -> dict:
                     "traceback": "".join(traceback.format_exception(exc)),
                 }
         result["warnings"] = [
-            {"category": w.category.__name__, "message": str(w.message), "file": w.filename}
-            for w in caught
+            {"category": w.category.__name__, "message": str(w.message), "file": w.filename} for w in caught
         ]
     finally:
         sys.stdout.flush()
@@ -147,9 +152,16 @@ def _reset_state(environ: dict[str, str]) -> None:
     torch = sys.modules.get("torch")
     if torch is None:
         return
-    for reset in (lambda: torch.set_grad_enabled(True), lambda: torch.set_default_dtype(torch.float32),
-                  lambda: torch.set_default_device(None), lambda: torch.autograd.set_detect_anomaly(False),
-                  lambda: "torch.distributions" in sys.modules and torch.distributions.Distribution.set_default_validate_args(__debug__)):
+    for reset in (
+        lambda: torch.set_grad_enabled(True),
+        lambda: torch.set_default_dtype(torch.float32),
+        lambda: torch.set_default_device(None),
+        lambda: torch.autograd.set_detect_anomaly(False),
+        lambda: (
+            "torch.distributions" in sys.modules
+            and torch.distributions.Distribution.set_default_validate_args(__debug__)
+        ),
+    ):
         try:
             reset()
         except Exception:

@@ -114,12 +114,19 @@ def advise(doc: dict, parsed, captures: dict, *, live: dict | None = None, sourc
     for i, c in enumerate(doc.get("causes", ())):
         found, ruled_out = assess(c.get("evidence"), ctx)
         support = [f for f in found if not f.get("against")]
-        causes.append({
-            "id": c["slug"], "title": {"en": fill_text(c.get("title_en", ""), values), "zh": fill_text(c.get("title_zh", ""), values)},
-            "text": {"en": c.get("en", ""), "zh": c.get("zh", "")},
-            "evidence": [{"en": fill_text(f["en"], values), "zh": fill_text(f["zh"], values)} for f in found],
-            "ruled_out": ruled_out, "_key": (ruled_out, -len(support), i),
-        })
+        causes.append(
+            {
+                "id": c["slug"],
+                "title": {
+                    "en": fill_text(c.get("title_en", ""), values),
+                    "zh": fill_text(c.get("title_zh", ""), values),
+                },
+                "text": {"en": c.get("en", ""), "zh": c.get("zh", "")},
+                "evidence": [{"en": fill_text(f["en"], values), "zh": fill_text(f["zh"], values)} for f in found],
+                "ruled_out": ruled_out,
+                "_key": (ruled_out, -len(support), i),
+            }
+        )
     causes.sort(key=lambda c: c["_key"])
     rank = {c["id"]: n for n, c in enumerate(causes)}
     ruled = {c["id"] for c in causes if c["ruled_out"]}
@@ -138,12 +145,21 @@ def advise(doc: dict, parsed, captures: dict, *, live: dict | None = None, sourc
         if code is None:
             code = _example(f, values)
         best = min((rank[c] for c in mine), default=len(rank))
-        fixes.append({
-            "id": f["slug"], "title": {"en": fill_text(f.get("title_en", ""), values), "zh": fill_text(f.get("title_zh", ""), values)},
-            "text": {"en": f.get("en", ""), "zh": f.get("zh", "")},
-            "causes": mine, "code": code, "applies": applies, "verified": bool(f.get("verified")),
-            "_key": (contradicted, best, j),  # the entry's own order within a cause: a safe fix stays first
-        })
+        fixes.append(
+            {
+                "id": f["slug"],
+                "title": {
+                    "en": fill_text(f.get("title_en", ""), values),
+                    "zh": fill_text(f.get("title_zh", ""), values),
+                },
+                "text": {"en": f.get("en", ""), "zh": f.get("zh", "")},
+                "causes": mine,
+                "code": code,
+                "applies": applies,
+                "verified": bool(f.get("verified")),
+                "_key": (contradicted, best, j),  # the entry's own order within a cause: a safe fix stays first
+            }
+        )
     fixes.sort(key=lambda f: f["_key"])
     for item in (*causes, *fixes):
         del item["_key"]
@@ -159,9 +175,19 @@ def as_json(advice: dict, lang: str) -> dict:
         return pair.get("zh" if lang == "zh" else "en", "")
 
     return {
-        "causes": [{"id": c["id"], "title": pick(c["title"]), "evidence": [pick(e) for e in c["evidence"]]} for c in advice["causes"]],
+        "causes": [
+            {"id": c["id"], "title": pick(c["title"]), "evidence": [pick(e) for e in c["evidence"]]}
+            for c in advice["causes"]
+        ],
         "fixes": [
-            {"id": f["id"], "title": pick(f["title"]), "causes": f["causes"], "code": f["code"], "applies": f["applies"], "verified": f["verified"]}
+            {
+                "id": f["id"],
+                "title": pick(f["title"]),
+                "causes": f["causes"],
+                "code": f["code"],
+                "applies": f["applies"],
+                "verified": f["verified"],
+            }
             for f in advice["fixes"]
         ],
     }

@@ -58,6 +58,7 @@ def _compiled(rx) -> re.Pattern:
 
 # --- reading the parsed expression ---------------------------------------------------------------
 
+
 def _category_has(cat, ch: str) -> bool:
     if cat in (_C.CATEGORY_DIGIT, _C.CATEGORY_UNI_DIGIT):
         return ch.isdecimal()
@@ -168,8 +169,14 @@ class _Walker:
         for op, av in tree:
             if op is _C.LITERAL:
                 out.append(chr(av))
-            elif op in (_C.MAX_REPEAT, _C.POSSESSIVE_REPEAT) and av[0] >= 1 and len(av[2]) == 1 and av[2][0][0] is _C.IN \
-                    and _in_class(av[2][0][1], " ", False) and not _in_class(av[2][0][1], "a", False):
+            elif (
+                op in (_C.MAX_REPEAT, _C.POSSESSIVE_REPEAT)
+                and av[0] >= 1
+                and len(av[2]) == 1
+                and av[2][0][0] is _C.IN
+                and _in_class(av[2][0][1], " ", False)
+                and not _in_class(av[2][0][1], "a", False)
+            ):
                 out.append(" ")
             elif op is _C.AT:
                 continue
@@ -189,6 +196,7 @@ class _Walker:
 
 
 # --- the inputs -----------------------------------------------------------------------------------
+
 
 def _subtrees(op, av) -> list:
     """The sub-expressions of one node of a parsed expression (repeats, branches, groups, look-arounds)."""
@@ -255,7 +263,17 @@ def adversarial_inputs(rx, cap: int = DEFAULT_CAP, limit: int = MAX_INPUTS) -> l
         add(opening + _runs(c, cap))
         add(opening + " " + _runs(c + " ", cap))
     # unclosed brackets and quotes
-    for open_, item in (("(", "0, "), ("(", "0x"), ("[", "0, "), ("(", " 0 ,"), ("'", "a"), ('"', "a"), ("`", "a"), ("{", "a"), ("<", "a")):
+    for open_, item in (
+        ("(", "0, "),
+        ("(", "0x"),
+        ("[", "0, "),
+        ("(", " 0 ,"),
+        ("'", "a"),
+        ('"', "a"),
+        ("`", "a"),
+        ("{", "a"),
+        ("<", "a"),
+    ):
         add(open_ + _runs(item, cap))
         add(_runs(open_ + item, cap))
     # runs of what the expression talks about: its literal characters, members of its classes,
@@ -277,6 +295,7 @@ def adversarial_inputs(rx, cap: int = DEFAULT_CAP, limit: int = MAX_INPUTS) -> l
 
 
 # --- timing ---------------------------------------------------------------------------------------
+
 
 def _time_once(fn, s: str) -> float:
     t0 = time.perf_counter()
@@ -321,6 +340,7 @@ def attack(rx, cap: int = DEFAULT_CAP, ops=OPS) -> tuple[float, str]:
 
 # --- what the explainer applies to user text ----------------------------------------------------
 
+
 def parser_rules() -> list[tuple[str, object, int, tuple]]:
     """(name, expression, cap, ops) for every expression the parser, the normaliser, the matcher, the
     text reader and the reason translator apply to user text, at the length cap each one sees. The
@@ -340,7 +360,8 @@ def parser_rules() -> list[tuple[str, object, int, tuple]]:
         matcher: matcher.MAX_REGEX_INPUT,
         textio: parser.MAX_LINE,
         i18n: 2000,
-        longtail: longtail.MAX_MESSAGE * 4,  # a message as the long tail reads it (its suffixes searched in 16 000 characters)
+        longtail: longtail.MAX_MESSAGE
+        * 4,  # a message as the long tail reads it (its suffixes searched in 16 000 characters)
     }
     # applied to the whole paste (cut at MAX_CHARS), not to one line, with the operation used on them
     whole_text = {
@@ -366,7 +387,9 @@ def parser_rules() -> list[tuple[str, object, int, tuple]]:
                     continue
                 seen.add(key)
                 whole = whole_text.get((mod, name))
-                out.append((f"{mod.__name__.rsplit('.', 1)[-1]}.{label}", rx, parser.MAX_CHARS if whole else cap, whole or OPS))
+                out.append(
+                    (f"{mod.__name__.rsplit('.', 1)[-1]}.{label}", rx, parser.MAX_CHARS if whole else cap, whole or OPS)
+                )
     return out
 
 

@@ -36,7 +36,10 @@ def _read_input(path: str | None) -> str:
     if not text.strip():
         raise UsageError("empty input: paste a traceback on stdin or name a file")
     if stopped:
-        print(f"tbx: stopped reading after {MAX_STREAM_BYTES >> 20} MiB (an endless input?); explaining the last MiB read", file=sys.stderr)
+        print(
+            f"tbx: stopped reading after {MAX_STREAM_BYTES >> 20} MiB (an endless input?); explaining the last MiB read",
+            file=sys.stderr,
+        )
     return text
 
 
@@ -155,7 +158,14 @@ def cmd_lint(args) -> int:
     bad = sum(1 for v in report.values() if v)
     pending = pending_references(kb_dir())
     later = f"; {pending} references name planned ids without an entry yet" if pending else ""
-    print((f"{len(report)} entries checked, {problems} problems in {bad} entries" if problems else f"{len(report)} entries checked, no problems") + later)
+    print(
+        (
+            f"{len(report)} entries checked, {problems} problems in {bad} entries"
+            if problems
+            else f"{len(report)} entries checked, no problems"
+        )
+        + later
+    )
     return EXIT_FAILED if problems else EXIT_OK
 
 
@@ -184,12 +194,19 @@ def cmd_verify(args) -> int:
         total = sum(1 for e in entries for s in e.snippets if s.role in ("repro", "fix"))
         with Progress(transient=True) as progress:
             task = progress.add_task("verifying", total=total)
-            results = verify(entries, jobs=args.jobs, index=index, on_result=lambda r: r.role in ("repro", "fix") and progress.advance(task))
+            results = verify(
+                entries,
+                jobs=args.jobs,
+                index=index,
+                on_result=lambda r: r.role in ("repro", "fix") and progress.advance(task),
+            )
         for r in results:
             if r.status != "pass":
                 print(f"{r.status.upper():<5} {r.id} {r.snippet}: {r.reason}")
         counts = {s: sum(1 for r in results if r.status == s) for s in ("pass", "fail", "skip")}
-        print(f"{len(results)} checks of {total} snippets: {counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped")
+        print(
+            f"{len(results)} checks of {total} snippets: {counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped"
+        )
     return EXIT_FAILED if any(r.status == "fail" for r in results) else EXIT_OK
 
 
@@ -209,14 +226,26 @@ def cmd_eval(args) -> int:
 
 def cmd_serve(args) -> int:
     try:
-        from api.app import serve
+        from explainer.api.app import serve
     except ImportError as exc:
-        raise UsageError(f"tbx serve needs the api extra ({exc.name} is missing): pip install 'traceback-explainer[api]'") from None
+        raise UsageError(
+            f"tbx serve needs the api extra ({exc.name} is missing): pip install 'traceback-explainer[api]'"
+        ) from None
 
     if min(args.max_concurrency, args.workers, args.max_connections) < 1 or args.queue < 0 or args.timeout <= 0:
-        raise UsageError("--workers, --max-concurrency and --max-connections must be at least 1, --queue at least 0, --timeout positive")
-    serve(host=args.host, port=args.port, workers=args.workers, max_concurrency=args.max_concurrency,
-          queue=args.queue, timeout=args.timeout, max_connections=args.max_connections, record_gaps=args.record_gaps)
+        raise UsageError(
+            "--workers, --max-concurrency and --max-connections must be at least 1, --queue at least 0, --timeout positive"
+        )
+    serve(
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        max_concurrency=args.max_concurrency,
+        queue=args.queue,
+        timeout=args.timeout,
+        max_connections=args.max_connections,
+        record_gaps=args.record_gaps,
+    )
     return EXIT_OK
 
 
@@ -241,7 +270,11 @@ def build_parser():
     s.add_argument("--json", action="store_true")
     s.add_argument("--lang", choices=langs, default="auto")
     s.add_argument("--top", type=int, default=3, help="how many entries to consider (default 3)")
-    s.add_argument("--full", action="store_true", help="the whole answer: every cause and fix, the explanation (default: the short answer)")
+    s.add_argument(
+        "--full",
+        action="store_true",
+        help="the whole answer: every cause and fix, the explanation (default: the short answer)",
+    )
     s.set_defaults(func=cmd_explain)
 
     s = sub.add_parser("parse", help="print the parsed traceback model")
@@ -270,14 +303,22 @@ def build_parser():
     s.set_defaults(func=cmd_build)
 
     s = sub.add_parser("lint", help="check every entry (never imports torch)")
-    s.add_argument("--attack", action="store_true", help="also run every pattern, signal and evidence expression on adversarial inputs (a minute or two)")
+    s.add_argument(
+        "--attack",
+        action="store_true",
+        help="also run every pattern, signal and evidence expression on adversarial inputs (a minute or two)",
+    )
     s.set_defaults(func=cmd_lint)
 
     s = sub.add_parser("verify", help="execute reproducers and fixes (needs torch)")
     s.add_argument("ids", nargs="*")
     s.add_argument("--json", action="store_true")
     s.add_argument("--jobs", type=int, default=2)
-    s.add_argument("--no-explain", action="store_true", help="skip checking that each reproducer's traceback is explained as its own entry")
+    s.add_argument(
+        "--no-explain",
+        action="store_true",
+        help="skip checking that each reproducer's traceback is explained as its own entry",
+    )
     s.set_defaults(func=cmd_verify)
 
     s = sub.add_parser("eval", help="measure the parser and the matcher on a labelled corpus")
@@ -290,11 +331,25 @@ def build_parser():
     s.add_argument("--port", type=int, default=8000)
     s.add_argument("--workers", type=int, default=1)
     # the defaults live in api/app.py, which this module does not import before `serve` runs
-    s.add_argument("--max-concurrency", type=int, default=4, help="explanations at once per worker (default 4); more wait in the queue")
+    s.add_argument(
+        "--max-concurrency",
+        type=int,
+        default=4,
+        help="explanations at once per worker (default 4); more wait in the queue",
+    )
     s.add_argument("--queue", type=int, default=128, help="explanations waiting per worker before 503 (default 128)")
     s.add_argument("--timeout", type=float, default=10.0, help="seconds per explain request before 503 (default 10)")
-    s.add_argument("--max-connections", type=int, default=512, help="connections accepted at once (uvicorn limit_concurrency; default 512)")
-    s.add_argument("--record-gaps", action="store_true", help="record what it cannot answer in the gap log (redacted; see the README)")
+    s.add_argument(
+        "--max-connections",
+        type=int,
+        default=512,
+        help="connections accepted at once (uvicorn limit_concurrency; default 512)",
+    )
+    s.add_argument(
+        "--record-gaps",
+        action="store_true",
+        help="record what it cannot answer in the gap log (redacted; see the README)",
+    )
     s.set_defaults(func=cmd_serve)
 
     s = sub.add_parser("new", help="scaffold kb/ID.md from the catalog line of ID")
@@ -313,7 +368,9 @@ def build_parser():
     s = sub.add_parser("longtail", help="the index of every message PyTorch itself can raise")
     lsub = s.add_subparsers(dest="longtail_command", required=True)
     b = lsub.add_parser("build", help="extract it from an installed torch (and optionally a PyTorch source tree)")
-    b.add_argument("--torch", help="the torch package folder (default: the installed torch, found without importing it)")
+    b.add_argument(
+        "--torch", help="the torch package folder (default: the installed torch, found without importing it)"
+    )
     b.add_argument("--source", help="a PyTorch source tree (aten/src/ATen, c10, torch/csrc) for the .cpp sites")
     b.add_argument("--wheel", help="the torch wheel the install came from (its sha256 is recorded)")
     b.add_argument("--out", help="the data file (default: data/longtail-<torch version>.jsonl.gz in a checkout)")
@@ -350,13 +407,19 @@ def cmd_longtail_build(args) -> int:
     if source is not None and not (source / "aten" / "src" / "ATen").is_dir():
         raise UsageError(f"{source} is not a PyTorch source tree (no aten/src/ATen)")
     t0 = time.monotonic()
-    meta, records = lb.extract(torch_dir, source, Path(args.wheel) if args.wheel else None,
-                               log=lambda s: print(f"  {time.monotonic() - t0:6.1f}s  {s}", file=sys.stderr))
+    meta, records = lb.extract(
+        torch_dir,
+        source,
+        Path(args.wheel) if args.wheel else None,
+        log=lambda s: print(f"  {time.monotonic() - t0:6.1f}s  {s}", file=sys.stderr),
+    )
     root = source_root()
     out = Path(args.out) if args.out else Path(root or ".") / "data" / f"longtail-{meta['torch_version']}.jsonl.gz"
     lb.write(meta, records, out)
-    print(f"wrote {out}: {meta['records']} sites ({', '.join(f'{k} {v}' for k, v in meta['counts'].items())}), "
-          f"{out.stat().st_size} bytes, in {time.monotonic() - t0:.0f} s")
+    print(
+        f"wrote {out}: {meta['records']} sites ({', '.join(f'{k} {v}' for k, v in meta['counts'].items())}), "
+        f"{out.stat().st_size} bytes, in {time.monotonic() - t0:.0f} s"
+    )
     return EXIT_OK
 
 
@@ -380,7 +443,9 @@ def cmd_new(args) -> int:
 
     catalog = args.catalog or default_catalog()
     if not catalog or not os.path.exists(catalog):
-        raise UsageError("no catalog: pass --catalog PATH (one JSON object per line with id, exc_type, message_template ...)")
+        raise UsageError(
+            "no catalog: pass --catalog PATH (one JSON object per line with id, exc_type, message_template ...)"
+        )
     item = catalog_line(args.id, catalog)
     if item is None:
         raise UsageError(f"{args.id!r} is not an id of the catalog {catalog}")
@@ -415,10 +480,18 @@ def cmd_gaps(args) -> int:
     for c in top:
         c["nearest"] = nearest(c, index)
     if args.json:
-        _print_json({"store": store.url and "postgresql" or store.path, "clusters": top, "total": sum(c["count"] for c in found)})
+        _print_json(
+            {
+                "store": store.url and "postgresql" or store.path,
+                "clusters": top,
+                "total": sum(c["count"] for c in found),
+            }
+        )
         return EXIT_OK
     if not found:
-        print(f"no gaps recorded in {store.path if not store.url else 'the PostgreSQL store'} (turn recording on with TBX_GAPS=1)")
+        print(
+            f"no gaps recorded in {store.path if not store.url else 'the PostgreSQL store'} (turn recording on with TBX_GAPS=1)"
+        )
         return EXIT_OK
     for n, c in enumerate(top, 1):
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(c["reasons"].items()))
@@ -438,7 +511,9 @@ def _quick_explain_args(argv: list[str]):
         return None
     import types
 
-    ns = types.SimpleNamespace(command="explain", file=None, json=False, lang="auto", top=3, full=False, func=cmd_explain)
+    ns = types.SimpleNamespace(
+        command="explain", file=None, json=False, lang="auto", top=3, full=False, func=cmd_explain
+    )
     rest = list(argv[1:])
     while rest:
         arg = rest.pop(0)

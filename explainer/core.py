@@ -32,8 +32,13 @@ class Answer(Record):
         """Causes and fixes of ``cand`` ranked for this paste (:func:`explainer.advise.advise`)."""
         from .advise import advise
 
-        return advise(self.index.entry(cand.id) or {}, self.parsed, cand.captures, live=live if live is not None else self.live,
-                      source=self.source)
+        return advise(
+            self.index.entry(cand.id) or {},
+            self.parsed,
+            cand.captures,
+            live=live if live is not None else self.live,
+            source=self.source,
+        )
 
     def as_json(self, *, lang: str = "en", rendered: bool = False) -> dict:
         from .advise import as_json as advise_json
@@ -41,7 +46,13 @@ class Answer(Record):
         out_matches = []
         for c in self.matches:
             e = self.index.entries[c.id]
-            title = e["title_zh"] if lang == "zh" else e["title_en"] if lang == "en" else f"{e['title_en']} / {e['title_zh']}"
+            title = (
+                e["title_zh"]
+                if lang == "zh"
+                else e["title_en"]
+                if lang == "en"
+                else f"{e['title_en']} / {e['title_zh']}"
+            )
             reasons = list(c.reasons)
             if lang == "zh":
                 from .i18n import reason
@@ -54,7 +65,12 @@ class Answer(Record):
 
                 m["rendered"] = render_match(self, c, lang=lang)
             out_matches.append(m)
-        out = {"parsed": self.parsed.as_json(), "matches": out_matches, "abstained": not out_matches, "ambiguous": self.ambiguous}
+        out = {
+            "parsed": self.parsed.as_json(),
+            "matches": out_matches,
+            "abstained": not out_matches,
+            "ambiguous": self.ambiguous,
+        }
         if not out_matches and self.candidates:
             out["nearest"] = [{"id": c.id, "score": c.score} for c in self.candidates[:2]]
         out["raised_at"] = [dict(r) for r in self.raised_at]
@@ -68,8 +84,15 @@ class Answer(Record):
         return out
 
 
-def explain(parsed: Parsed, index, *, top: int = 3, live: dict | None = None,
-            budget: float | Budget | None = DEFAULT_BUDGET_S, source=None) -> Answer:
+def explain(
+    parsed: Parsed,
+    index,
+    *,
+    top: int = 3,
+    live: dict | None = None,
+    budget: float | Budget | None = DEFAULT_BUDGET_S,
+    source=None,
+) -> Answer:
     """Rank the entries for a parsed paste within ``budget`` (seconds, a running :class:`Budget`,
     or None for no deadline); an answer cut by the deadline has ``partial`` set. ``live``: the
     failing frame's values, in the hooks. ``source``: reads the user's file (file -> lines, or
@@ -81,7 +104,15 @@ def explain(parsed: Parsed, index, *, top: int = 3, live: dict | None = None,
     cut = b.cut
     if any(c.score >= THRESHOLD for c in candidates):
         # a curated answer: where torch raised it is one more line, looked up when a surface shows it
-        return Answer(parsed, tuple(candidates), index, live, cut, _Later(lambda: raised_at(parsed, None, compile_ok=False)), source)
+        return Answer(
+            parsed,
+            tuple(candidates),
+            index,
+            live,
+            cut,
+            _Later(lambda: raised_at(parsed, None, compile_ok=False)),
+            source,
+        )
     return Answer(parsed, tuple(candidates), index, live, cut, raised_at(parsed, b), source)
 
 
@@ -132,13 +163,13 @@ def raised_at(parsed: Parsed, budget: Budget | None = None, *, compile_ok: bool 
         return ()
 
 
-def explain_text(text: str, index, *, top: int = 3, budget: float | Budget | None = DEFAULT_BUDGET_S, source=None) -> Answer:
+def explain_text(
+    text: str, index, *, top: int = 3, budget: float | Budget | None = DEFAULT_BUDGET_S, source=None
+) -> Answer:
     """Parse and explain ``text``; parsing and matching share one ``budget`` (default 200 ms).
     ``source``: see :func:`explain`."""
     b = budget if isinstance(budget, Budget) else Budget(budget)
     return explain(parse_text(text, b), index, top=top, budget=b, source=source)
-
-
 
 
 def detect_lang(text: str) -> str:

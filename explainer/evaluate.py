@@ -111,7 +111,17 @@ def evaluate(path: str | Path, index) -> dict:
             parse_by_format[fmt][2] += 1
             parse_by_format[fmt][3] += good
         if not ok:
-            misses.append({"id": row.get("id"), "expected_id": expected, "got": top, "score": answer.matches[0].score if answer.matches else (answer.candidates[0].score if answer.candidates else 0.0), "format": fmt})
+            misses.append(
+                {
+                    "id": row.get("id"),
+                    "expected_id": expected,
+                    "got": top,
+                    "score": answer.matches[0].score
+                    if answer.matches
+                    else (answer.candidates[0].score if answer.candidates else 0.0),
+                    "format": fmt,
+                }
+            )
         if not answer.parsed.message and not answer.parsed.exc_type:
             continue  # nothing was read: not a certain, correct abstention for the calibration
         # calibration of the top candidate's confidence (abstaining counts as confidence 1 - top)
@@ -139,13 +149,22 @@ def evaluate(path: str | Path, index) -> dict:
         "uncovered_abstain": r(uncovered_ok, uncovered_n),
         "calibration": {
             "ece": round(ece, 4),
-            "bins": [{"lo": i / 10, "n": b[0], "confidence": r(b[1], b[0]), "accuracy": r(b[2], b[0])} for i, b in enumerate(bins) if b[0]],
+            "bins": [
+                {"lo": i / 10, "n": b[0], "confidence": r(b[1], b[0]), "accuracy": r(b[2], b[0])}
+                for i, b in enumerate(bins)
+                if b[0]
+            ],
         },
         "parse_type_ok": r(t_ok, t_n),
         "parse_message_ok": r(m_ok, m_n),
         "parse_n": {"type": t_n, "message": m_n},
         "by_format": {
-            k: {"n": v[0], "overall": r(v[1], v[0]), "parse_type_ok": r(parse_by_format[k][1], parse_by_format[k][0]), "parse_message_ok": r(parse_by_format[k][3], parse_by_format[k][2])}
+            k: {
+                "n": v[0],
+                "overall": r(v[1], v[0]),
+                "parse_type_ok": r(parse_by_format[k][1], parse_by_format[k][0]),
+                "parse_message_ok": r(parse_by_format[k][3], parse_by_format[k][2]),
+            }
             for k, v in sorted(by_format.items())
         },
         "misses": misses,
@@ -160,7 +179,9 @@ def format_report(rep: dict) -> str:
     lines.append("")
     lines.append("misses:")
     for m in rep["misses"]:
-        lines.append(f"  {m['id']:<28} expected {m['expected_id']:<36} got {m['got']} ({m['score']:.2f}) [{m['format']}]")
+        lines.append(
+            f"  {m['id']:<28} expected {m['expected_id']:<36} got {m['got']} ({m['score']:.2f}) [{m['format']}]"
+        )
     lines.append("")
     lines.append(f"cases {rep['n']}: covered {rep['covered_n']}, none {rep['none_n']}, uncovered {rep['uncovered_n']}")
     lines.append(f"parse: type {rep['parse_type_ok']}  message {rep['parse_message_ok']}")

@@ -30,9 +30,24 @@ TESTS = ("code", "lines", "message", "chain", "frame", "when")
 MAX_TEXT = 2000  # characters of a message or line a test reads
 MAX_NUMBER_DIGITS = 30
 
-_BIN = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Mod: operator.mod, ast.FloorDiv: operator.floordiv, ast.Div: operator.truediv}
-_CMP = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
-        ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
+_BIN = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Mod: operator.mod,
+    ast.FloorDiv: operator.floordiv,
+    ast.Div: operator.truediv,
+}
+_CMP = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+}
 
 
 class Unknown(Exception):
@@ -48,9 +63,9 @@ def value_of(text) -> object:
     if not isinstance(text, str):
         return text
     t = text.strip()
-    if re.fullmatch(r"-?\d{1,%d}" % MAX_NUMBER_DIGITS, t):
+    if re.fullmatch(rf"-?\d{{1,{MAX_NUMBER_DIGITS}}}", t):
         return int(t)
-    if re.fullmatch(r"-?\d{1,%d}\.\d{1,%d}(?:e[-+]?\d{1,3})?" % (MAX_NUMBER_DIGITS, MAX_NUMBER_DIGITS), t):
+    if re.fullmatch(rf"-?\d{{1,{MAX_NUMBER_DIGITS}}}\.\d{{1,{MAX_NUMBER_DIGITS}}}(?:e[-+]?\d{{1,3}})?", t):
         return float(t)
     return t
 
@@ -61,11 +76,27 @@ def check_expression(src: str) -> ast.Expression:
         tree = ast.parse(src, mode="eval")
     except SyntaxError as exc:
         raise EvidenceError(f"'when = {src}' is not an expression: {exc.msg}") from None
-    allowed = (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.BinOp, ast.Compare,
-               ast.Name, ast.Load, ast.Constant, *_BIN, *_CMP)
+    allowed = (
+        ast.Expression,
+        ast.BoolOp,
+        ast.And,
+        ast.Or,
+        ast.UnaryOp,
+        ast.Not,
+        ast.USub,
+        ast.BinOp,
+        ast.Compare,
+        ast.Name,
+        ast.Load,
+        ast.Constant,
+        *_BIN,
+        *_CMP,
+    )
     for node in ast.walk(tree):
         if not isinstance(node, allowed):
-            raise EvidenceError(f"'when = {src}': {type(node).__name__} is not allowed (numbers, names, + - * / // %, comparisons, and/or/not)")
+            raise EvidenceError(
+                f"'when = {src}': {type(node).__name__} is not allowed (numbers, names, + - * / // %, comparisons, and/or/not)"
+            )
     return tree
 
 
@@ -127,7 +158,12 @@ def validate(tables: dict) -> list[str]:
                 problems.append(f"[[{key}]]: exactly one test of {', '.join(TESTS)} (found {tests or 'none'})")
             if extra:
                 problems.append(f"[[{key}]]: unknown key(s) {', '.join(extra)}")
-            if key == "if" and not (isinstance(item.get("en"), str) and isinstance(item.get("zh"), str) and item["en"].strip() and item["zh"].strip()):
+            if key == "if" and not (
+                isinstance(item.get("en"), str)
+                and isinstance(item.get("zh"), str)
+                and item["en"].strip()
+                and item["zh"].strip()
+            ):
                 problems.append("[[if]]: needs the sentences 'en' and 'zh' that the answer shows")
             for t in tests:
                 v = item[t]

@@ -35,18 +35,43 @@ _REDACT = [
     (re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s'\"<>]+"), "<url>"),
     (re.compile(r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}"), "<email>"),
     (re.compile(r"(?i)\b(bearer|basic)\s{1,3}[^\s,;]{8,400}"), r"\1 <secret>"),
-    (re.compile(r"(?i)\b(token|api[_-]?key|secret|password|passwd|pwd|authorization|auth|access[_-]?key)\b(\s{0,3}[:=]\s{0,3})[^\s,;]{1,400}"), r"\1\2<secret>"),
-    (re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{8,400}|\bgh[pousr]_[A-Za-z0-9]{16,400}|\bhf_[A-Za-z0-9]{16,400}|\bAKIA[0-9A-Z]{16}\b|\bxox[abpr]-[A-Za-z0-9-]{8,400}|\beyJ[\w-]{4,400}\.[\w-]{4,400}\.[\w-]{4,400}"), "<secret>"),
+    (
+        re.compile(
+            r"(?i)\b(token|api[_-]?key|secret|password|passwd|pwd|authorization|auth|access[_-]?key)\b(\s{0,3}[:=]\s{0,3})[^\s,;]{1,400}"
+        ),
+        r"\1\2<secret>",
+    ),
+    (
+        re.compile(
+            r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{8,400}|\bgh[pousr]_[A-Za-z0-9]{16,400}|\bhf_[A-Za-z0-9]{16,400}|\bAKIA[0-9A-Z]{16}\b|\bxox[abpr]-[A-Za-z0-9-]{8,400}|\beyJ[\w-]{4,400}\.[\w-]{4,400}\.[\w-]{4,400}"
+        ),
+        "<secret>",
+    ),
     (re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?\b"), "<ip>"),
     (re.compile(r"(?i)\b(?:[0-9a-f]{1,4}:){2,7}[0-9a-f]{1,4}\b"), "<ip>"),
     (re.compile(r"(?i)\b[a-z]:[\\/][^\s'\"]{0,400}|\\\\[^\s'\"]{1,400}"), "<path>"),
     (re.compile(r"(?:~|\.{0,2})/[^\s'\"():,;]{1,400}"), "<path>"),
-    (re.compile(r"(?i)\b[\w-]{1,200}\.(?:pt|pth|ckpt|bin|safetensors|pkl|pickle|py|ipynb|json|ya?ml|csv|tsv|npy|npz|h5|onnx|txt|log|zip|tar|gz|jpg|jpeg|png)\b"), "<file>"),
-    (re.compile(r"(?i)\b(?:[a-z0-9-]{1,63}\.){1,8}(?:com|net|org|io|ai|dev|cloud|internal|local|lan|corp|cn|edu|gov|uk|de)\b"), "<host>"),
-    (re.compile(r"(?i)\b(host(?:name)?|node|user(?:name)?|machine)(\s{0,3}[:=]\s{0,3}|\s{1,3})[\w.-]{1,100}"), r"\1\2<name>"),
+    (
+        re.compile(
+            r"(?i)\b[\w-]{1,200}\.(?:pt|pth|ckpt|bin|safetensors|pkl|pickle|py|ipynb|json|ya?ml|csv|tsv|npy|npz|h5|onnx|txt|log|zip|tar|gz|jpg|jpeg|png)\b"
+        ),
+        "<file>",
+    ),
+    (
+        re.compile(
+            r"(?i)\b(?:[a-z0-9-]{1,63}\.){1,8}(?:com|net|org|io|ai|dev|cloud|internal|local|lan|corp|cn|edu|gov|uk|de)\b"
+        ),
+        "<host>",
+    ),
+    (
+        re.compile(r"(?i)\b(host(?:name)?|node|user(?:name)?|machine)(\s{0,3}[:=]\s{0,3}|\s{1,3})[\w.-]{1,100}"),
+        r"\1\2<name>",
+    ),
     (re.compile(r"\b[A-Za-z0-9_+/=-]{24,400}"), None),  # long token-like runs: only those mixing letters and digits
 ]
-_TORCH_VERSION = re.compile(r"(?i)\b(?:py)?torch(?:\s{1,3}version)?\s{0,3}(?:[:=]{1,2}|\s)\s{0,3}v?(\d{1,2}\.\d{1,3}(?:\.\d{1,3})?)")
+_TORCH_VERSION = re.compile(
+    r"(?i)\b(?:py)?torch(?:\s{1,3}version)?\s{0,3}(?:[:=]{1,2}|\s)\s{0,3}v?(\d{1,2}\.\d{1,3}(?:\.\d{1,3})?)"
+)
 
 
 def _tokenish(m: re.Match[str]) -> str:
@@ -102,9 +127,17 @@ def signature(answer, text: str = "") -> dict | None:
     exc_type = p.exc_type if p.exc_type and re.fullmatch(r"[\w.:]{1,120}", p.exc_type) else None
     m = _TORCH_VERSION.search(text[-200_000:]) if text else None
     answered = [[c.id, round(c.score, 3)] for c in (answer.matches or answer.candidates)[:3]]
-    sig = {"exc_type": exc_type, "message": redact(p.message or ""), "frames": torch_frames(p),
-           "torch_version": m.group(1) if m else None, "reason": reason, "answered": answered}
-    sig["key"] = hashlib.sha1(json.dumps([sig["exc_type"], sig["message"], sig["frames"], reason], ensure_ascii=False).encode()).hexdigest()
+    sig = {
+        "exc_type": exc_type,
+        "message": redact(p.message or ""),
+        "frames": torch_frames(p),
+        "torch_version": m.group(1) if m else None,
+        "reason": reason,
+        "answered": answered,
+    }
+    sig["key"] = hashlib.sha1(
+        json.dumps([sig["exc_type"], sig["message"], sig["frames"], reason], ensure_ascii=False).encode()
+    ).hexdigest()
     return sig
 
 
@@ -126,9 +159,11 @@ def default_path() -> str:
 
 
 _COLUMNS = ("key", "day", "exc_type", "message", "frames", "torch_version", "reason", "answered", "count")
-_DDL = ("create table if not exists gaps (key text not null, day text not null, exc_type text, message text not null, "
-        "frames text not null, torch_version text, reason text not null, answered text not null, count integer not null, "
-        "primary key (key, day))")
+_DDL = (
+    "create table if not exists gaps (key text not null, day text not null, exc_type text, message text not null, "
+    "frames text not null, torch_version text, reason text not null, answered text not null, count integer not null, "
+    "primary key (key, day))"
+)
 
 
 class Store:
@@ -167,11 +202,24 @@ class Store:
 
     def add(self, sig: dict, day: str | None = None) -> None:
         day = day or time.strftime("%Y-%m-%d", time.gmtime())
-        row = (sig["key"], day, sig["exc_type"], sig["message"], json.dumps(sig["frames"]), sig["torch_version"],
-               sig["reason"], json.dumps(sig["answered"]), 1)
-        self._conn().execute(self._sql(
-            f"insert into gaps ({', '.join(_COLUMNS)}) values ({', '.join('?' * len(_COLUMNS))}) "
-            "on conflict (key, day) do update set count = gaps.count + 1, answered = excluded.answered"), row)
+        row = (
+            sig["key"],
+            day,
+            sig["exc_type"],
+            sig["message"],
+            json.dumps(sig["frames"]),
+            sig["torch_version"],
+            sig["reason"],
+            json.dumps(sig["answered"]),
+            1,
+        )
+        self._conn().execute(
+            self._sql(
+                f"insert into gaps ({', '.join(_COLUMNS)}) values ({', '.join('?' * len(_COLUMNS))}) "
+                "on conflict (key, day) do update set count = gaps.count + 1, answered = excluded.answered"
+            ),
+            row,
+        )
 
     def rows(self, since: str | None = None) -> list[dict]:
         sql = f"select {', '.join(_COLUMNS)} from gaps" + (" where day >= ?" if since else "") + " order by day"
@@ -280,9 +328,19 @@ def clusters(rows: list[dict]) -> list[dict]:
                 c["reasons"][sig["reason"]] = c["reasons"].get(sig["reason"], 0) + sig["count"]
                 break
         else:
-            out.append({"exc_type": sig["exc_type"], "message": sig["message"], "frames": sig["frames"],
-                        "torch_version": sig["torch_version"], "count": sig["count"], "members": 1, "last_day": sig["day"],
-                        "reasons": {sig["reason"]: sig["count"]}, "answered": sig["answered"]})
+            out.append(
+                {
+                    "exc_type": sig["exc_type"],
+                    "message": sig["message"],
+                    "frames": sig["frames"],
+                    "torch_version": sig["torch_version"],
+                    "count": sig["count"],
+                    "members": 1,
+                    "last_day": sig["day"],
+                    "reasons": {sig["reason"]: sig["count"]},
+                    "answered": sig["answered"],
+                }
+            )
     out.sort(key=lambda c: -c["count"])
     return out
 
@@ -308,22 +366,27 @@ def draft(cluster: dict) -> str:
     words = re.findall(r"[a-z]{3,}", cluster["message"])[:5]
     slug = "-".join(words) or "new-entry"
     frames = [f"{m.split(':')[0].replace('.', '/')}.py:{m.split(':')[1]}" for m in cluster["frames"]][::-1][:3]
-    return "\n".join([
-        "+++",
-        f'id = "{slug}"',
-        'title = { en = "TODO", zh = "TODO" }',
-        'category = "other"',
-        'kind = "error"',
-        f"exception_types = [{json.dumps(cluster['exc_type'] or 'RuntimeError')}]",
-        "patterns = [",
-        f"  {json.dumps(pattern, ensure_ascii=False)},  # TODO: the exact torch wording, from a reproducer",
-        "]",
-        "frames = [" + ", ".join(json.dumps(f) for f in frames) + "]",
-        "excludes = []",
-        "related = []",
-        'torch_verified = ["2.13.0"]',
-        "docs = []",
-        "+++",
-        "",
-        f"<!-- {cluster['count']} gap(s) recorded; parameterised example: {cluster['message'][:200].replace('--', '- -')} -->",
-    ]) + "\n"
+    return (
+        "\n".join(
+            [
+                "+++",
+                f'id = "{slug}"',
+                'title = { en = "TODO", zh = "TODO" }',
+                'category = "other"',
+                'kind = "error"',
+                f"exception_types = [{json.dumps(cluster['exc_type'] or 'RuntimeError')}]",
+                "patterns = [",
+                f"  {json.dumps(pattern, ensure_ascii=False)},  # TODO: the exact torch wording, from a reproducer",
+                "]",
+                "frames = [" + ", ".join(json.dumps(f) for f in frames) + "]",
+                "excludes = []",
+                "related = []",
+                'torch_verified = ["2.13.0"]',
+                "docs = []",
+                "+++",
+                "",
+                f"<!-- {cluster['count']} gap(s) recorded; parameterised example: {cluster['message'][:200].replace('--', '- -')} -->",
+            ]
+        )
+        + "\n"
+    )

@@ -44,14 +44,15 @@ def is_quiet(answer) -> bool:
     return not any(f.library and "torch" in (f.file or "").replace("\\", "/").split("/") for f in answer.parsed.frames)
 
 
-def explanation_markdown(exc: BaseException, *, lang: str | None = None, detail: str | None = None) -> tuple[str, object]:
+def explanation_markdown(
+    exc: BaseException, *, lang: str | None = None, detail: str | None = None
+) -> tuple[str, object]:
     """Markdown explaining ``exc`` (live values included) and the answer behind it; '' when it has
     nothing to add (see :func:`is_quiet`) unless ``%explainer verbose`` is on."""
+    from .budget import Budget
     from .core import detect_lang, explain
     from .live import from_exception, live_facts, live_values
     from .render import answer_markdown, short_markdown
-
-    from .budget import Budget
 
     index = _get_index()
     budget = Budget()  # parsing and matching together stay within the default budget
@@ -71,7 +72,11 @@ def explanation_markdown(exc: BaseException, *, lang: str | None = None, detail:
     if is_quiet(answer):
         if not OPTIONS.verbose:
             return "", answer
-        none = "traceback-explainer：这不是它认识的 PyTorch 错误。" if lang == "zh" else "traceback-explainer: not a PyTorch error it knows."
+        none = (
+            "traceback-explainer：这不是它认识的 PyTorch 错误。"
+            if lang == "zh"
+            else "traceback-explainer: not a PyTorch error it knows."
+        )
         return f"*{none}*\n", answer
     md = answer_markdown(answer, lang=lang) if detail == "full" else short_markdown(answer, lang=lang)
     values = live_values(exc) if answer.matches else []
@@ -183,7 +188,9 @@ def show_in_ipython(shell, exc: BaseException) -> None:
             console.rule("traceback-explainer")
             console.print(Markdown(md, code_theme="ansi_dark"))
     except Exception as failure:
-        print(f"[traceback-explainer] could not explain this error: {type(failure).__name__}: {failure}", file=sys.stderr)
+        print(
+            f"[traceback-explainer] could not explain this error: {type(failure).__name__}: {failure}", file=sys.stderr
+        )
 
 
 def load_ipython_extension(shell) -> None:

@@ -16,7 +16,9 @@ import sys
 
 from .normalize import cjk_bigrams
 
-SCHEMA_VERSION = "10"  # 6: fixes and causes for the answer; 7: template regexes compiled linear; 9: head_share; 10: pieces
+SCHEMA_VERSION = (
+    "10"  # 6: fixes and causes for the answer; 7: template regexes compiled linear; 9: head_share; 10: pieces
+)
 _JSON_COLUMNS = ("exception_types", "frames", "signals", "excludes")
 
 
@@ -112,7 +114,12 @@ def build_index(kb_dir, out) -> dict:
         _write(entries, tmp, kb_dir, fp)
         os.replace(tmp, out)
     finally:  # on any exit, Ctrl-C included, no temporary file is left behind
-        for leftover in (tmp, tmp.with_name(tmp.name + "-journal"), tmp.with_name(tmp.name + "-wal"), tmp.with_name(tmp.name + "-shm")):
+        for leftover in (
+            tmp,
+            tmp.with_name(tmp.name + "-journal"),
+            tmp.with_name(tmp.name + "-wal"),
+            tmp.with_name(tmp.name + "-shm"),
+        ):
             try:
                 leftover.unlink()
             except FileNotFoundError:
@@ -162,7 +169,16 @@ def _write(entries, tmp, kb_dir, fp) -> None:
             except ValueError:
                 continue
             norm = normalize(literal_text(p))
-            pats.append({"entry_id": e.id, "idx": i, "pattern": p, "regex": regex, "normalized": norm, "features": pattern_features(p, norm)})
+            pats.append(
+                {
+                    "entry_id": e.id,
+                    "idx": i,
+                    "pattern": p,
+                    "regex": regex,
+                    "normalized": norm,
+                    "features": pattern_features(p, norm),
+                }
+            )
         for lang in ("en", "zh"):
             parts = [
                 m.get("title", {}).get(lang, ""),
@@ -172,12 +188,25 @@ def _write(entries, tmp, kb_dir, fp) -> None:
                 " ".join(f.get(lang, "") for f in e.fixes),
             ]
             key = "\n".join([m.get("title", {}).get(lang, ""), e.id.replace("-", " "), *m.get("patterns", [])])
-            docs.append({"entry_id": e.id, "lang": lang, "title": m.get("title", {}).get(lang, ""), "tokens": cjk_bigrams("\n".join(parts)), "key": cjk_bigrams(key), "body": "\n".join(parts[1:])})
+            docs.append(
+                {
+                    "entry_id": e.id,
+                    "lang": lang,
+                    "title": m.get("title", {}).get(lang, ""),
+                    "tokens": cjk_bigrams("\n".join(parts)),
+                    "key": cjk_bigrams(key),
+                    "body": "\n".join(parts[1:]),
+                }
+            )
     # what the matcher loads on every start, as one JSON value: one parse instead of hundreds
     matcher_blob = json.dumps(
         {
-            "entries": [{k: (json.loads(v) if k in _JSON_COLUMNS else v) for k, v in r.items() if k != "doc"} for r in rows],
-            "patterns": [[p["entry_id"], p["idx"], p["pattern"], p["regex"], p["normalized"], p["features"]] for p in pats],
+            "entries": [
+                {k: (json.loads(v) if k in _JSON_COLUMNS else v) for k, v in r.items() if k != "doc"} for r in rows
+            ],
+            "patterns": [
+                [p["entry_id"], p["idx"], p["pattern"], p["regex"], p["normalized"], p["features"]] for p in pats
+            ],
         },
         ensure_ascii=False,
     )
@@ -233,16 +262,32 @@ class Index:
                     raise ValueError("not an object")
             except (sqlite3.Error, TypeError, ValueError) as exc:
                 # a damaged row: this entry answers with its title only, the rest keep working
-                print(f"tbx: warning: the index row of {entry_id!r} is damaged ({exc}); run `tbx build`", file=sys.stderr)
+                print(
+                    f"tbx: warning: the index row of {entry_id!r} is damaged ({exc}); run `tbx build`", file=sys.stderr
+                )
                 e = self.entries[entry_id]
-                doc = {"id": entry_id, "title": {"en": e.get("title_en", entry_id), "zh": e.get("title_zh", entry_id)},
-                       "summary": {}, "explanation": {}, "debugging": {}, "causes": [], "fixes": [], "docs": []}
+                doc = {
+                    "id": entry_id,
+                    "title": {"en": e.get("title_en", entry_id), "zh": e.get("title_zh", entry_id)},
+                    "summary": {},
+                    "explanation": {},
+                    "debugging": {},
+                    "causes": [],
+                    "fixes": [],
+                    "docs": [],
+                }
             self._docs[entry_id] = doc
         return self._docs[entry_id]
 
     def list_entries(self) -> list[dict]:
         return [
-            {"id": e["id"], "category": e["category"], "kind": e["kind"], "title_en": e["title_en"], "title_zh": e["title_zh"]}
+            {
+                "id": e["id"],
+                "category": e["category"],
+                "kind": e["kind"],
+                "title_en": e["title_en"],
+                "title_zh": e["title_zh"],
+            }
             for e in sorted(self.entries.values(), key=lambda e: e["id"])
         ]
 
@@ -279,7 +324,9 @@ class Index:
             if entry_id in seen:
                 continue
             seen.add(entry_id)
-            out.append({"id": entry_id, "title": title, "lang": lg, "score": round(score, 3), "snippet": _snippet(body, query)})
+            out.append(
+                {"id": entry_id, "title": title, "lang": lg, "score": round(score, 3), "snippet": _snippet(body, query)}
+            )
             if len(out) >= limit:
                 break
         return out
@@ -322,7 +369,10 @@ def open_index(*, rebuild_ok: bool = True, path=None, kb=None) -> Index:
             if not os.path.exists(path):
                 raise IndexError_(f"cannot build the index {path}: {exc}") from None
             # a read-only data folder: the index that is there still answers, one line says so
-            print(f"tbx: warning: the index {path} is out of date and cannot be rebuilt here ({exc}); using it as it is", file=sys.stderr)
+            print(
+                f"tbx: warning: the index {path} is out of date and cannot be rebuilt here ({exc}); using it as it is",
+                file=sys.stderr,
+            )
     try:
         return Index(path)
     except (sqlite3.Error, ValueError, TypeError, KeyError) as exc:

@@ -174,7 +174,9 @@ def read_entry(path: Path) -> Entry:
         entry.problems.append(f"file: not UTF-8 (byte {exc.start}): save it as UTF-8")
         return entry
     except OSError as exc:
-        entry.problems.append(f"file: cannot be read ({exc.strerror or type(exc).__name__}): a kb entry is a regular Markdown file")
+        entry.problems.append(
+            f"file: cannot be read ({exc.strerror or type(exc).__name__}): a kb entry is a regular Markdown file"
+        )
         return entry
     try:
         fm, body, first = split_front_matter(text)
@@ -222,14 +224,20 @@ def read_entry(path: Path) -> Entry:
                 )
             elif lang == "python" and len(tok.info.split()) > 1:
                 role = tok.info.split()[1]
-                entry.problems.append(f"line {first + tok.map[0]}: unknown snippet role {role!r} (use {', '.join(ROLES)})")
+                entry.problems.append(
+                    f"line {first + tok.map[0]}: unknown snippet role {role!r} (use {', '.join(ROLES)})"
+                )
     close(len(lines))
 
     def prose(key: tuple) -> str:
         raw = "\n".join(blocks.get(key, []))
         return _CJK_BREAK.sub("", _strip_fences(raw)).strip()
 
-    for section, target in (("Summary", entry.summary), ("Explanation", entry.explanation), ("Debugging", entry.debugging)):
+    for section, target in (
+        ("Summary", entry.summary),
+        ("Explanation", entry.explanation),
+        ("Debugging", entry.debugging),
+    ):
         for lang in LANGS:
             if (section, lang, None) in blocks:
                 target[lang] = prose((section, lang, None))
@@ -264,7 +272,9 @@ def read_entry(path: Path) -> Entry:
 
 
 # a line break between two Chinese characters is not a space (Markdown would render one)
-_CJK_BREAK = re.compile(r"(?<=[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef])\n(?=[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef])")
+_CJK_BREAK = re.compile(
+    r"(?<=[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef])\n(?=[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef])"
+)
 
 
 def _strip_fences(markdown: str) -> str:

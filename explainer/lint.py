@@ -14,12 +14,27 @@ from .patterns import PatternError, compile_pattern, fill, placeholders, templat
 from .rewrite import RewriteError, parse_ops
 
 CATEGORIES = {
-    "autograd", "shape", "dtype", "device", "cuda", "memory", "data", "serialization",
-    "distributed", "compile", "amp", "nn", "interop", "install", "other",
+    "autograd",
+    "shape",
+    "dtype",
+    "device",
+    "cuda",
+    "memory",
+    "data",
+    "serialization",
+    "distributed",
+    "compile",
+    "amp",
+    "nn",
+    "interop",
+    "install",
+    "other",
 }
 KINDS = {"error", "warning", "log"}
 CODE_VALUES = {"code", "target", "call", "receiver", "arg0", "arg1"}
-REQUIREMENTS = re.compile(r"^(cuda|old-cuda-driver|multi-gpu|mps|linux|windows|macos|torchvision|triton|c-compiler|ninja|numpy<2|torch(>=|<|==)[0-9.]+)$")
+REQUIREMENTS = re.compile(
+    r"^(cuda|old-cuda-driver|multi-gpu|mps|linux|windows|macos|torchvision|triton|c-compiler|ninja|numpy<2|torch(>=|<|==)[0-9.]+)$"
+)
 SNIPPET_OPTIONS = {"raises", "warns", "logs", "requires", "isolated", "timeout", "cause", "causes"}
 MIN_EXERCISED = 2  # reproducers each rewrite is applied to and run on by ``tbx verify``
 _ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -218,8 +233,10 @@ def _lint_fix(entry: Entry, fix: dict, where: str) -> list[str]:
     # a rewrite of another line ('target') needs the user's file; its template is the advice without it
     targeted = len(fix["rewrites"]) == 1 and fix["rewrites"][0].lstrip().startswith("target ")
     if code > 1 and not (targeted and len(fix["templates"]) == 1):
-        out.append(f"{where}: at most one 'rewrite' fence (a change of the failing line) or one 'python template' fence (an example shown as advice); "
-                   "a 'target' rewrite (another line) may have one template besides, shown where the user's file cannot be read")
+        out.append(
+            f"{where}: at most one 'rewrite' fence (a change of the failing line) or one 'python template' fence (an example shown as advice); "
+            "a 'target' rewrite (another line) may have one template besides, shown where the user's file cannot be read"
+        )
     if not code and fix["fix_snippets"]:
         out.append(f"{where}: a fix with 'python fix' fences shows the user a 'rewrite' or a 'python template'")
     slugs = [c["slug"] for c in entry.causes]
@@ -237,22 +254,30 @@ def _lint_fix(entry: Entry, fix: dict, where: str) -> list[str]:
         else:
             n = len(entry.exercising(fix))
             if n < MIN_EXERCISED:
-                out.append(f"{where}: the rewrite applies to {n} reproducer(s) showing its causes; it must be tested on at least {MIN_EXERCISED} (add reproducer variants with 'cause=' and a '# error' line it changes)")
+                out.append(
+                    f"{where}: the rewrite applies to {n} reproducer(s) showing its causes; it must be tested on at least {MIN_EXERCISED} (add reproducer variants with 'cause=' and a '# error' line it changes)"
+                )
         for name, _default in template_fields(fix["rewrites"][0]):
             if name not in CODE_VALUES and name not in captures:
-                out.append(f"{where}: rewrite placeholder {{{name}}} is neither a code value ({', '.join(sorted(CODE_VALUES))}) nor captured by a pattern")
+                out.append(
+                    f"{where}: rewrite placeholder {{{name}}} is neither a code value ({', '.join(sorted(CODE_VALUES))}) nor captured by a pattern"
+                )
     if fix["templates"] and not fix["fix_snippets"]:
         out.append(f"{where}: a template fix needs at least one 'python fix' fence that the tests execute")
     for s in fix["fix_snippets"]:
         if not s.fix_lines:
-            out.append(f"line {s.line}: mark the fix's own lines with '# fix' (deleted when reverted) or '# fix: ORIGINAL' (the line before the fix); the necessity check runs the snippet without them and it must fail")
+            out.append(
+                f"line {s.line}: mark the fix's own lines with '# fix' (deleted when reverted) or '# fix: ORIGINAL' (the line before the fix); the necessity check runs the snippet without them and it must fail"
+            )
     for template in fix["templates"]:
         fields = template_fields(template)
         for name, default in fields:
             if name in CODE_VALUES and default is None:
                 out.append(f"{where}: template value {{{name}}} needs a default, e.g. {{{name}|loss}}")
             elif name not in CODE_VALUES and name not in captures:
-                out.append(f"{where}: template placeholder {{{name}}} is neither a code value ({', '.join(sorted(CODE_VALUES))}) nor captured by a pattern")
+                out.append(
+                    f"{where}: template placeholder {{{name}}} is neither a code value ({', '.join(sorted(CODE_VALUES))}) nor captured by a pattern"
+                )
             elif name not in CODE_VALUES and default is None:
                 out.append(f"{where}: template placeholder {{{name}}} needs a default for pastes that do not show it")
         filled = fill(template, {})
@@ -265,12 +290,29 @@ def _lint_fix(entry: Entry, fix: dict, where: str) -> list[str]:
         for line in filled.split("\n"):
             code_line = _strip_comment(line)
             if code_line and not code_line.startswith("#") and code_line not in fix_lines and code_line not in fix_text:
-                out.append(f"{where}: template line {code_line!r}, filled with its defaults, is not in any 'python fix' snippet of this fix")
+                out.append(
+                    f"{where}: template line {code_line!r}, filled with its defaults, is not in any 'python fix' snippet of this fix"
+                )
     return out
 
 
 # capture names that are also PyTorch argument names: `dim` in prose may mean the argument
-_ARGUMENT_WORDS = {"dim", "size", "dtype", "device", "shape", "index", "input", "target", "weight", "key", "name", "value", "mode", "op"}
+_ARGUMENT_WORDS = {
+    "dim",
+    "size",
+    "dtype",
+    "device",
+    "shape",
+    "index",
+    "input",
+    "target",
+    "weight",
+    "key",
+    "name",
+    "value",
+    "mode",
+    "op",
+}
 _PROSE_FIELD = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)(\|[^{}\n]*)?\}(?!\})")
 
 
@@ -280,7 +322,9 @@ def _lint_prose(entry: Entry) -> list[str]:
     out: list[str] = []
     captures = _captures(entry)
     texts = [("## Summary", entry.summary), ("## Explanation", entry.explanation), ("## Debugging", entry.debugging)]
-    texts += [(f"## Causes / ### {c['slug']}", c) for c in entry.causes] + [(f"## Fixes / ### {f['slug']}", f) for f in entry.fixes]
+    texts += [(f"## Causes / ### {c['slug']}", c) for c in entry.causes] + [
+        (f"## Fixes / ### {f['slug']}", f) for f in entry.fixes
+    ]
     for where, block in texts:
         for lang in LANGS:
             text = block.get(lang) or ""
@@ -288,10 +332,14 @@ def _lint_prose(entry: Entry) -> list[str]:
                 if m.group(1) not in captures and m.group(1) not in CODE_VALUES:
                     out.append(f"{where} / {lang}: {{{m.group(1)}}} is not captured by a pattern")
                 elif not m.group(2):
-                    out.append(f"{where} / {lang}: {{{m.group(1)}}} needs the words to show when the paste lacks it: {{{m.group(1)}|...}}")
+                    out.append(
+                        f"{where} / {lang}: {{{m.group(1)}}} needs the words to show when the paste lacks it: {{{m.group(1)}|...}}"
+                    )
             for name in captures - _ARGUMENT_WORDS:
                 if f"`{name}`" in text:
-                    out.append(f"{where} / {lang}: `{name}` is a placeholder's name; write {{{name}|words for it}} so the answer shows the value")
+                    out.append(
+                        f"{where} / {lang}: `{name}` is a placeholder's name; write {{{name}|words for it}} so the answer shows the value"
+                    )
     for c in entry.causes:
         ev = c.get("evidence")
         if ev is not None:
@@ -362,7 +410,13 @@ def pending_references(kb_dir) -> int:
     """How many ``related``/``excludes`` references name a planned id whose entry does not exist yet."""
     entries = read_all(kb_dir)
     ids = {e.id for e in entries}
-    return sum(1 for e in entries for key in ("related", "excludes") for o in (e.meta.get(key) or []) if isinstance(o, str) and o not in ids)
+    return sum(
+        1
+        for e in entries
+        for key in ("related", "excludes")
+        for o in (e.meta.get(key) or [])
+        if isinstance(o, str) and o not in ids
+    )
 
 
 def lint(kb_dir) -> dict[str, list[str]]:
@@ -383,7 +437,9 @@ def evidence_regexes(entries) -> list[tuple[str, str, str]]:
     for e in entries:
         for c in e.causes:
             for kind in ("if", "unless"):
-                for n, item in enumerate((c.get("evidence") or {}).get(kind, ()) if isinstance(c.get("evidence"), dict) else ()):
+                for n, item in enumerate(
+                    (c.get("evidence") or {}).get(kind, ()) if isinstance(c.get("evidence"), dict) else ()
+                ):
                     for test in ("code", "lines", "message", "chain", "frame"):
                         if isinstance(item, dict) and isinstance(item.get(test), str):
                             out.append((e.id, f"evidence {c['slug']} [[{kind}]] #{n + 1} {test}", item[test]))
@@ -407,7 +463,10 @@ def attack(kb_dir, inputs: int = ATTACK_INPUTS) -> dict[str, list[str]]:
         out = Path(tmp) / "index.sqlite"
         build_index(kb_dir, out)
         index = Index(out)
-        targets = [(label.split(":", 1)[0], label.split(":", 1)[1], rx, ops, MAX_REGEX_INPUT) for label, rx, ops in kb_regexes(index)]
+        targets = [
+            (label.split(":", 1)[0], label.split(":", 1)[1], rx, ops, MAX_REGEX_INPUT)
+            for label, rx, ops in kb_regexes(index)
+        ]
         index.conn.close()
     for eid, label, src in evidence_regexes(read_all(kb_dir)):
         try:
@@ -417,5 +476,7 @@ def attack(kb_dir, inputs: int = ATTACK_INPUTS) -> dict[str, list[str]]:
     for eid, label, rx, ops, cap in targets:
         t, s = worst_time(rx, adversarial_inputs(rx, cap, limit=inputs), ops)
         if t > ATTACK_BOUND_S:
-            problems.setdefault(eid, []).append(f"{label}: {t * 1000:.1f} ms on an adversarial input ({s[:40]!r}...): rewrite it so no two quantifiers can match the same characters")
+            problems.setdefault(eid, []).append(
+                f"{label}: {t * 1000:.1f} ms on an adversarial input ({s[:40]!r}...): rewrite it so no two quantifiers can match the same characters"
+            )
     return problems

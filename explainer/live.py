@@ -94,7 +94,17 @@ def describe(tensor) -> str:
     return f"shape {shape}, dtype {str(tensor.dtype).removeprefix('torch.')}, device {tensor.device}, requires_grad={tensor.requires_grad}"
 
 
-_MODULE_SIZES = ("in_features", "out_features", "in_channels", "out_channels", "num_embeddings", "embedding_dim", "input_size", "hidden_size", "num_features")
+_MODULE_SIZES = (
+    "in_features",
+    "out_features",
+    "in_channels",
+    "out_channels",
+    "num_embeddings",
+    "embedding_dim",
+    "input_size",
+    "hidden_size",
+    "num_features",
+)
 
 
 def live_facts(exc: BaseException) -> dict[str, str]:

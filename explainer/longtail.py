@@ -35,25 +35,70 @@ _TRIGGERED = re.compile(r"\(Triggered internally at (\S{1,400}?):(\d{1,7})\.?\)"
 _ASSERT_AT = re.compile(r'INTERNAL ASSERT FAILED at "([^"\n]{1,400})":(\d{1,7})')
 _GB_URL = re.compile(r"compile-graph-break-site/gb/(gb\d{4})\.html", re.I)
 _BUILD_PREFIX = re.compile(r"^.*?(?<![A-Za-z_])(?=(?:aten|c10|torch|caffe2)/)")
-_MIRRORS = ("torch/_meta_registrations.py", "torch/_refs/", "torch/_decomp/", "torch/_prims", "torch/_inductor/",
-            "torch/_dynamo/polyfills", "torch/distributed/optim/functional_", "torch/csrc/api/", "torch/csrc/jit/runtime/static/",
-            "torch/csrc/lazy/", "aten/src/ATen/functorch/", "torch/_functorch/", "torch/_higher_order_ops/", "torch/_subclasses/",
-            "torch/csrc/jit/mobile/", "torch/distributed/_composable/", "torch/onnx/", "torch/_export/", "torch/export/")
-_BACKENDS = {"mps": ("/mps/", "mps"), "vulkan": ("/vulkan/",), "metal": ("/metal/",), "miopen": ("/miopen/",), "hip": ("/hip/",),
-             "xpu": ("/xpu/",), "cudnn": ("/cudnn/",), "cuda": ("/cuda/", ".cu", "cuda"), "mkldnn": ("/mkldnn/",),
-             "quantized": ("/quantized/", "/quantizable/", "torch/ao/"), "sparse": ("/sparse/",), "nested": ("/nested/",), "xnnpack": ("/xnnpack/",)}
+_MIRRORS = (
+    "torch/_meta_registrations.py",
+    "torch/_refs/",
+    "torch/_decomp/",
+    "torch/_prims",
+    "torch/_inductor/",
+    "torch/_dynamo/polyfills",
+    "torch/distributed/optim/functional_",
+    "torch/csrc/api/",
+    "torch/csrc/jit/runtime/static/",
+    "torch/csrc/lazy/",
+    "aten/src/ATen/functorch/",
+    "torch/_functorch/",
+    "torch/_higher_order_ops/",
+    "torch/_subclasses/",
+    "torch/csrc/jit/mobile/",
+    "torch/distributed/_composable/",
+    "torch/onnx/",
+    "torch/_export/",
+    "torch/export/",
+)
+_BACKENDS = {
+    "mps": ("/mps/", "mps"),
+    "vulkan": ("/vulkan/",),
+    "metal": ("/metal/",),
+    "miopen": ("/miopen/",),
+    "hip": ("/hip/",),
+    "xpu": ("/xpu/",),
+    "cudnn": ("/cudnn/",),
+    "cuda": ("/cuda/", ".cu", "cuda"),
+    "mkldnn": ("/mkldnn/",),
+    "quantized": ("/quantized/", "/quantizable/", "torch/ao/"),
+    "sparse": ("/sparse/",),
+    "nested": ("/nested/",),
+    "xnnpack": ("/xnnpack/",),
+}
 _ORIGIN_RANK = {"binary": 0, "python": 0, "header": 0, "gb-registry": 0, "source": 0, "paste": 0}
 _STRENGTH_RANK = {"exact": 0, "start": 1, "partial": 2}
 # messages CPython itself writes, word for word the same as a torch template: never claimed alone
 _CPYTHON = [
-    "list index out of range", "tuple index out of range", "string index out of range", "division by zero",
-    "{} object has no attribute {}", "module {} has no attribute {}", "No module named {}", "Can't pickle {}: {}",
-    "{} takes {} positional argument but {} were given", "{} takes {} positional arguments but {} were given",
-    "{} got an unexpected keyword argument {}", "{} missing {} required positional argument: {}",
-    "not enough values to unpack (expected {}, got {})", "too many values to unpack (expected {})",
-    "unsupported operand type(s) for {}: {} and {}", "{} object is not subscriptable", "{} object is not callable",
-    "{} object is not iterable", "maximum recursion depth exceeded{}", "invalid literal for int() with base {}: {}",
-    "[Errno {}] {}", "name {} is not defined", "cannot import name {} from {}", "dictionary changed size during iteration",
+    "list index out of range",
+    "tuple index out of range",
+    "string index out of range",
+    "division by zero",
+    "{} object has no attribute {}",
+    "module {} has no attribute {}",
+    "No module named {}",
+    "Can't pickle {}: {}",
+    "{} takes {} positional argument but {} were given",
+    "{} takes {} positional arguments but {} were given",
+    "{} got an unexpected keyword argument {}",
+    "{} missing {} required positional argument: {}",
+    "not enough values to unpack (expected {}, got {})",
+    "too many values to unpack (expected {})",
+    "unsupported operand type(s) for {}: {} and {}",
+    "{} object is not subscriptable",
+    "{} object is not callable",
+    "{} object is not iterable",
+    "maximum recursion depth exceeded{}",
+    "invalid literal for int() with base {}: {}",
+    "[Errno {}] {}",
+    "name {} is not defined",
+    "cannot import name {} from {}",
+    "dictionary changed size during iteration",
 ]
 
 
@@ -71,7 +116,7 @@ def from_text(text: str) -> list:
     buf = []
     i = 0
     while i < len(text):
-        two = text[i:i + 2]
+        two = text[i : i + 2]
         if two in ("{{", "}}"):
             buf.append(two[0])
             i += 2
@@ -141,11 +186,11 @@ def strip_suffixes(message: str) -> tuple[str, dict | None]:
     m = _RAISED_FROM.search(message)
     if m:
         site = {"function": m.group(1), "file": _repo_path(m.group(2)), "line": int(m.group(3))}
-        message = message[:m.start()]
+        message = message[: m.start()]
     m = _TRIGGERED.search(message)
     if m:
         site = site or {"function": "", "file": _repo_path(m.group(1)), "line": int(m.group(2))}
-        message = message[:m.start()] + message[m.end():]
+        message = message[: m.start()] + message[m.end() :]
     m = _ASSERT_AT.search(message)
     if m and site is None:
         site = {"function": "", "file": _repo_path(m.group(1)), "line": int(m.group(2))}
@@ -212,9 +257,25 @@ class LongTail:
             if rows:  # exact for this release: nothing to search
                 return self._groups(found, top)
             if not rows:  # another build or version: the paste's own words are the site
-                found.append(((-1,), {"exc_type": exc_type, "template": None, "file": named["file"], "line": named["line"],
-                                      "function": named["function"] or None, "op": None, "condition": None, "origin": "paste",
-                                      "torch_version": None, "url": None, "strength": "exact", "sites": 1}))
+                found.append(
+                    (
+                        (-1,),
+                        {
+                            "exc_type": exc_type,
+                            "template": None,
+                            "file": named["file"],
+                            "line": named["line"],
+                            "function": named["function"] or None,
+                            "op": None,
+                            "condition": None,
+                            "origin": "paste",
+                            "torch_version": None,
+                            "url": None,
+                            "strength": "exact",
+                            "sites": 1,
+                        },
+                    )
+                )
         if len(msg) < 8:
             return self._groups(found, top)
         # a message CPython itself writes is claimed only by a site among the paste's own frames
@@ -224,9 +285,14 @@ class LongTail:
             return self._groups(found, top)
         q = ",".join("?" * len(words))
         # a template fits only if the message holds every one of its anchors (its rarest words)
-        best = [site for (site,) in db.execute(
-            f"select site from anchor where word in ({q}) group by site having count(*) >= min(need) "
-            f"order by count(*) desc, site limit {MAX_CANDIDATES}", words)]
+        best = [
+            site
+            for (site,) in db.execute(
+                f"select site from anchor where word in ({q}) group by site having count(*) >= min(need) "
+                f"order by count(*) desc, site limit {MAX_CANDIDATES}",
+                words,
+            )
+        ]
         if not best:
             return self._groups(found, top)
         q = ",".join("?" * len(best))
@@ -251,9 +317,24 @@ class LongTail:
                 continue
             site_type = (r["x"] or "").rsplit(".", 1)[-1]
             # a C++ check raises RuntimeError or one of torch's own subclasses (torch.OutOfMemoryError ...)
-            type_ok = not want or not site_type or site_type == want or (
-                site_type == "RuntimeError" and want not in _BUILTIN_TYPES and r["o"] in ("binary", "source", "header"))
-            if want and site_type and not type_ok and r["o"] == "python" and want in _BUILTIN_TYPES and site_type in _BUILTIN_TYPES:
+            type_ok = (
+                not want
+                or not site_type
+                or site_type == want
+                or (
+                    site_type == "RuntimeError"
+                    and want not in _BUILTIN_TYPES
+                    and r["o"] in ("binary", "source", "header")
+                )
+            )
+            if (
+                want
+                and site_type
+                and not type_ok
+                and r["o"] == "python"
+                and want in _BUILTIN_TYPES
+                and site_type in _BUILTIN_TYPES
+            ):
                 continue
             in_frames = any(ff.endswith(r["f"]) for ff in frame_files) if r["f"] else False
             if builtin and not in_frames:
@@ -261,9 +342,21 @@ class LongTail:
             mirror = any(m in r["f"] for m in _MIRRORS)
             backend = any(any(k in r["f"] for k in keys) for d, keys in _BACKENDS.items() if d not in devices)
             # a template that leaves most of the message to its holes ranks after those that say more of it
-            key = (0 if in_frames else 1, r["generic"], 0 if coverage >= 0.5 else 1, _ORIGIN_RANK.get(r["o"], 1), _STRENGTH_RANK[strength],
-                   0 if type_ok else 1, -round(coverage, 1), 1 if mirror else 0, 1 if backend else 0,
-                   0 if r["v"] == self.meta.get("torch_version") else 1, -lit, r["f"], r["l"] or 0)
+            key = (
+                0 if in_frames else 1,
+                r["generic"],
+                0 if coverage >= 0.5 else 1,
+                _ORIGIN_RANK.get(r["o"], 1),
+                _STRENGTH_RANK[strength],
+                0 if type_ok else 1,
+                -round(coverage, 1),
+                1 if mirror else 0,
+                1 if backend else 0,
+                0 if r["v"] == self.meta.get("torch_version") else 1,
+                -lit,
+                r["f"],
+                r["l"] or 0,
+            )
             found.append((key, self._row(r, strength, 1)))
         return self._groups(found, top)
 
@@ -281,10 +374,22 @@ class LongTail:
         url = REPO.format(version=self.meta.get("torch_version"), file=r["f"]) if r["f"] else None
         if url and r["l"] and exact_version:
             url += f"#L{r['l']}"
-        out = {"exc_type": r["x"] or None, "template": r["t"], "file": r["f"] or None, "line": r["l"] if exact_version else None,
-               "function": r["fn"] or None, "op": r["op"] or None, "condition": r["c"] or None, "origin": r["o"],
-               "torch_version": version, "url": url, "strength": strength, "sites": sites, "kind": r["k"],
-               "indexed_version": self.meta.get("torch_version")}
+        out = {
+            "exc_type": r["x"] or None,
+            "template": r["t"],
+            "file": r["f"] or None,
+            "line": r["l"] if exact_version else None,
+            "function": r["fn"] or None,
+            "op": r["op"] or None,
+            "condition": r["c"] or None,
+            "origin": r["o"],
+            "torch_version": version,
+            "url": url,
+            "strength": strength,
+            "sites": sites,
+            "kind": r["k"],
+            "indexed_version": self.meta.get("torch_version"),
+        }
         if r.get("gb"):
             gb = json.loads(r["gb"])
             out["graph_break"] = gb
@@ -308,10 +413,33 @@ class LongTail:
         return [groups[g] for g in order[:top]]
 
 
-_BUILTIN_TYPES = {"ValueError", "TypeError", "IndexError", "KeyError", "AttributeError", "RuntimeError", "NotImplementedError",
-                  "AssertionError", "OSError", "FileNotFoundError", "ImportError", "ModuleNotFoundError", "NameError",
-                  "ZeroDivisionError", "OverflowError", "MemoryError", "RecursionError", "StopIteration", "PermissionError",
-                  "UnicodeDecodeError", "UnicodeEncodeError", "LookupError", "EOFError", "BufferError", "SystemError"}
+_BUILTIN_TYPES = {
+    "ValueError",
+    "TypeError",
+    "IndexError",
+    "KeyError",
+    "AttributeError",
+    "RuntimeError",
+    "NotImplementedError",
+    "AssertionError",
+    "OSError",
+    "FileNotFoundError",
+    "ImportError",
+    "ModuleNotFoundError",
+    "NameError",
+    "ZeroDivisionError",
+    "OverflowError",
+    "MemoryError",
+    "RecursionError",
+    "StopIteration",
+    "PermissionError",
+    "UnicodeDecodeError",
+    "UnicodeEncodeError",
+    "LookupError",
+    "EOFError",
+    "BufferError",
+    "SystemError",
+}
 
 
 def _passes(strength: str, lit: int, coverage: float, generic: int) -> bool:
@@ -343,7 +471,7 @@ def _anchor_words(pieces: list) -> list[str]:
             continue
         text = p.lower()
         found = list(_WORD.finditer(text))
-        for j, m in enumerate(found):
+        for m in found:
             if m.start() == 0 and i > 0 and pieces[i - 1] is HOLE:
                 continue
             if m.end() == len(text) and i + 1 < len(pieces) and pieces[i + 1] is HOLE:
@@ -380,15 +508,34 @@ def compile_index(records: list[dict], meta: dict, out: str) -> None:
             # boilerplate words ("expected", "internal", "pytorch") anchor only templates that have nothing rarer
             rare = [w for w in ranked if df[w] <= MAX_ANCHOR_DF][:ANCHORS_PER_SITE] or ranked[:2]
             anchors += [(w, i, len(rare)) for w in rare]
-            rows.append((i, r["t"], r["k"], r["x"], r["f"], r["l"], r["fn"], r["c"], r["m"], r["o"], r["v"], r.get("op", ""),
-                         json.dumps(r["gb"], ensure_ascii=False, sort_keys=True) if r.get("gb") else None,
-                         literal_len(pieces), int(is_generic(pieces)), json.dumps(_pieces(r["t"]), ensure_ascii=False)))
+            rows.append(
+                (
+                    i,
+                    r["t"],
+                    r["k"],
+                    r["x"],
+                    r["f"],
+                    r["l"],
+                    r["fn"],
+                    r["c"],
+                    r["m"],
+                    r["o"],
+                    r["v"],
+                    r.get("op", ""),
+                    json.dumps(r["gb"], ensure_ascii=False, sort_keys=True) if r.get("gb") else None,
+                    literal_len(pieces),
+                    int(is_generic(pieces)),
+                    json.dumps(_pieces(r["t"]), ensure_ascii=False),
+                )
+            )
         db.executemany("insert into site values (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
         db.executemany("insert into anchor values (?,?,?)", sorted(anchors))
         db.executemany("insert into word values (?,?)", sorted(df.items()))
         db.execute("create index site_fl on site(f, l)")
         db.execute("create index site_m on site(m)")
-        db.executemany("insert into meta values (?,?)", [(k, json.dumps(v, sort_keys=True)) for k, v in sorted(meta.items())])
+        db.executemany(
+            "insert into meta values (?,?)", [(k, json.dumps(v, sort_keys=True)) for k, v in sorted(meta.items())]
+        )
         db.commit()
         db.execute("vacuum")
     finally:
@@ -405,14 +552,18 @@ def data_file() -> str | None:
     root = source_root()
     folder = os.path.join(root, "data") if root else os.path.join(PKG_DIR, "_data")
     try:
-        names = [n for n in os.listdir(folder) if n.startswith("longtail-") and (n.endswith(".jsonl.gz") or n.endswith(".sqlite"))]
+        names = [
+            n
+            for n in os.listdir(folder)
+            if n.startswith("longtail-") and (n.endswith(".jsonl.gz") or n.endswith(".sqlite"))
+        ]
     except OSError:
         return None
     if not names:
         return None
 
     def version(n):
-        v = n[len("longtail-"):].split(".jsonl")[0].split(".sqlite")[0]
+        v = n[len("longtail-") :].split(".jsonl")[0].split(".sqlite")[0]
         return tuple(int(x) if x.isdigit() else 0 for x in v.split("."))
 
     best = max(version(n) for n in names)
@@ -438,9 +589,13 @@ def open_longtail(path: str | None = None, *, compile_ok: bool = True) -> LongTa
         db_path = path
         if path.endswith(".jsonl.gz"):
             name = os.path.basename(path)[: -len(".jsonl.gz")] + ".sqlite"
-            cache = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "traceback-explainer")
+            cache = os.path.join(
+                os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "traceback-explainer"
+            )
             # beside the data file, or (a read-only folder) in the user's cache
-            fresh = [p for p in (os.path.join(os.path.dirname(path), name), os.path.join(cache, name)) if _newer(p, path)]
+            fresh = [
+                p for p in (os.path.join(os.path.dirname(path), name), os.path.join(cache, name)) if _newer(p, path)
+            ]
             if fresh:
                 db_path = fresh[0]
             elif not compile_ok:

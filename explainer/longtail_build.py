@@ -64,9 +64,15 @@ def tidy(pieces) -> list:
 # ---------------------------------------------------------------------------------------------
 # Python sources
 
-_CHECKS = {"_check": "RuntimeError", "_check_index": "IndexError", "_check_value": "ValueError",
-           "_check_type": "TypeError", "_check_not_implemented": "NotImplementedError",
-           "_check_is_size": "RuntimeError", "_check_with": None}
+_CHECKS = {
+    "_check": "RuntimeError",
+    "_check_index": "IndexError",
+    "_check_value": "ValueError",
+    "_check_type": "TypeError",
+    "_check_not_implemented": "NotImplementedError",
+    "_check_is_size": "RuntimeError",
+    "_check_with": None,
+}
 _PERCENT = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[diouxXeEfFgGcrsa%]")
 _FORMAT_FIELD = re.compile(r"\{\{|\}\}|\{[^{}]*\}")
 
@@ -74,7 +80,7 @@ _FORMAT_FIELD = re.compile(r"\{\{|\}\}|\{[^{}]*\}")
 def _percent_pieces(s: str) -> list:
     out, last = [], 0
     for m in _PERCENT.finditer(s):
-        out.append(s[last:m.start()])
+        out.append(s[last : m.start()])
         out.append("%" if m.group() == "%%" else HOLE)
         last = m.end()
     out.append(s[last:])
@@ -84,7 +90,7 @@ def _percent_pieces(s: str) -> list:
 def _format_pieces(s: str) -> list:
     out, last = [], 0
     for m in _FORMAT_FIELD.finditer(s):
-        out.append(s[last:m.start()])
+        out.append(s[last : m.start()])
         g = m.group()
         out.append(g[0] if g in ("{{", "}}") else HOLE)
         last = m.end()
@@ -137,11 +143,20 @@ def py_pieces(node, fn: _PyFunction | None = None, line: int = 0, depth: int = 0
         return out
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         return py_pieces(node.left, fn, line, depth + 1) + py_pieces(node.right, fn, line, depth + 1)
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant) \
-            and isinstance(node.left.value, str):
+    if (
+        isinstance(node, ast.BinOp)
+        and isinstance(node.op, ast.Mod)
+        and isinstance(node.left, ast.Constant)
+        and isinstance(node.left.value, str)
+    ):
         return _percent_pieces(node.left.value)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format" \
-            and isinstance(node.func.value, ast.Constant) and isinstance(node.func.value.value, str):
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "format"
+        and isinstance(node.func.value, ast.Constant)
+        and isinstance(node.func.value.value, str)
+    ):
         return _format_pieces(node.func.value.value)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "str" and node.args:
         return py_pieces(node.args[0], fn, line, depth + 1)
@@ -204,8 +219,20 @@ def python_sites(source: str, rel: str, version: str) -> list[dict]:
         pieces = tidy(py_pieces(msg_node, env(fn_node), node.lineno)) if msg_node is not None else []
         if not pieces or literal_len(pieces) == 0:
             return
-        out.append({"t": to_text(pieces), "k": kind, "x": exc, "f": rel, "l": node.lineno, "fn": qual,
-                    "c": _cond_text(cond), "m": form, "o": "python", "v": version})
+        out.append(
+            {
+                "t": to_text(pieces),
+                "k": kind,
+                "x": exc,
+                "f": rel,
+                "l": node.lineno,
+                "fn": qual,
+                "c": _cond_text(cond),
+                "m": form,
+                "o": "python",
+                "v": version,
+            }
+        )
 
     # one walk, carrying the qualified name, the enclosing function and the test of an enclosing `if`
     stack = [(tree, "", None, None)]
@@ -237,8 +264,16 @@ def python_sites(source: str, rel: str, version: str) -> list[dict]:
                     msg = msg.body
                 if msg is not None:
                     add(node, qual, fn_node, "error", exc, msg, name, cond)
-            elif name in ("warn", "warn_once") and _dotted(node.func) in ("warnings.warn", "warn", "warn_once") and node.args:
-                cat = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "category"), None)
+            elif (
+                name in ("warn", "warn_once")
+                and _dotted(node.func) in ("warnings.warn", "warn", "warn_once")
+                and node.args
+            ):
+                cat = (
+                    node.args[1]
+                    if len(node.args) > 1
+                    else next((k.value for k in node.keywords if k.arg == "category"), None)
+                )
                 exc = _call_name(cat) if cat is not None else "UserWarning"
                 add(node, qual, fn_node, "warning", exc or "UserWarning", node.args[0], "warn", if_test)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -252,9 +287,20 @@ def python_sites(source: str, rel: str, version: str) -> list[dict]:
                 stack.append((c, qual, fn_node, node.test))
             for c in node.orelse:
                 stack.append((c, qual, fn_node, None))
-        elif isinstance(node, (ast.stmt, ast.Module, ast.ExceptHandler, ast.match_case)) or isinstance(node, ast.expr) and _may_hold_call(node):
+        elif (
+            isinstance(node, (ast.stmt, ast.Module, ast.ExceptHandler, ast.match_case))
+            or isinstance(node, ast.expr)
+            and _may_hold_call(node)
+        ):
             for c in ast.iter_child_nodes(node):
-                stack.append((c, qual, fn_node, None if isinstance(node, ast.stmt) and not isinstance(node, ast.Expr) else if_test))
+                stack.append(
+                    (
+                        c,
+                        qual,
+                        fn_node,
+                        None if isinstance(node, ast.stmt) and not isinstance(node, ast.Expr) else if_test,
+                    )
+                )
     return out
 
 
@@ -279,30 +325,89 @@ def python_tree(torch_dir: Path, version: str) -> list[dict]:
 # C++ sources
 
 
-_CPP_TOKEN = re.compile(r'R"([^()\\\s]{0,16})\((.*?)\)\1"|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|//[^\n]*|/\*.*?\*/', re.S)
+_CPP_TOKEN = re.compile(
+    r'R"([^()\\\s]{0,16})\((.*?)\)\1"|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|//[^\n]*|/\*.*?\*/', re.S
+)
 _MACROS = {
-    "TORCH_CHECK": ("error", "RuntimeError"), "TORCH_CHECK_INDEX": ("error", "IndexError"),
-    "TORCH_CHECK_VALUE": ("error", "ValueError"), "TORCH_CHECK_TYPE": ("error", "TypeError"),
+    "TORCH_CHECK": ("error", "RuntimeError"),
+    "TORCH_CHECK_INDEX": ("error", "IndexError"),
+    "TORCH_CHECK_VALUE": ("error", "ValueError"),
+    "TORCH_CHECK_TYPE": ("error", "TypeError"),
     "TORCH_CHECK_NOT_IMPLEMENTED": ("error", "NotImplementedError"),
-    "TORCH_CHECK_LINALG": ("error", "torch._C._LinAlgError"), "TORCH_CHECK_ALWAYS_SHOW_CPP_STACKTRACE": ("error", "RuntimeError"),
-    "TORCH_WARN": ("warning", "UserWarning"), "TORCH_WARN_ONCE": ("warning", "UserWarning"),
-    "TORCH_WARN_DEPRECATION": ("warning", "UserWarning"), "AT_ERROR": ("error", "RuntimeError"),
-    "C10_THROW_ERROR": ("error", None), "TORCH_CHECK_MSG": ("error", "RuntimeError"),
+    "TORCH_CHECK_LINALG": ("error", "torch._C._LinAlgError"),
+    "TORCH_CHECK_ALWAYS_SHOW_CPP_STACKTRACE": ("error", "RuntimeError"),
+    "TORCH_WARN": ("warning", "UserWarning"),
+    "TORCH_WARN_ONCE": ("warning", "UserWarning"),
+    "TORCH_WARN_DEPRECATION": ("warning", "UserWarning"),
+    "AT_ERROR": ("error", "RuntimeError"),
+    "C10_THROW_ERROR": ("error", None),
+    "TORCH_CHECK_MSG": ("error", "RuntimeError"),
 }
-_SITE = re.compile(r"\b(TORCH_CHECK(?:_INDEX|_VALUE|_TYPE|_NOT_IMPLEMENTED|_LINALG|_ALWAYS_SHOW_CPP_STACKTRACE)?|TORCH_WARN(?:_ONCE|_DEPRECATION)?"
-                   r"|AT_ERROR|C10_THROW_ERROR)\s*\(|\bthrow\s+(?:::)?(?:std|c10|torch|py)::(\w+)\s*\(")
-_THROW_TYPES = {"runtime_error": "RuntimeError", "invalid_argument": "ValueError", "out_of_range": "IndexError",
-                "value_error": "ValueError", "type_error": "TypeError", "index_error": "IndexError",
-                "key_error": "KeyError", "attribute_error": "AttributeError", "TypeError": "TypeError",
-                "ValueError": "ValueError", "IndexError": "IndexError", "NotImplementedError": "NotImplementedError",
-                "AttributeError": "AttributeError", "Error": "RuntimeError", "LinAlgError": "torch._C._LinAlgError",
-                "OutOfMemoryError": "torch.OutOfMemoryError", "EnforceFiniteError": "RuntimeError",
-                "DistBackendError": "torch.distributed.DistBackendError", "DistError": "torch.distributed.DistError"}
+_SITE = re.compile(
+    r"\b(TORCH_CHECK(?:_INDEX|_VALUE|_TYPE|_NOT_IMPLEMENTED|_LINALG|_ALWAYS_SHOW_CPP_STACKTRACE)?|TORCH_WARN(?:_ONCE|_DEPRECATION)?"
+    r"|AT_ERROR|C10_THROW_ERROR)\s*\(|\bthrow\s+(?:::)?(?:std|c10|torch|py)::(\w+)\s*\("
+)
+_THROW_TYPES = {
+    "runtime_error": "RuntimeError",
+    "invalid_argument": "ValueError",
+    "out_of_range": "IndexError",
+    "value_error": "ValueError",
+    "type_error": "TypeError",
+    "index_error": "IndexError",
+    "key_error": "KeyError",
+    "attribute_error": "AttributeError",
+    "TypeError": "TypeError",
+    "ValueError": "ValueError",
+    "IndexError": "IndexError",
+    "NotImplementedError": "NotImplementedError",
+    "AttributeError": "AttributeError",
+    "Error": "RuntimeError",
+    "LinAlgError": "torch._C._LinAlgError",
+    "OutOfMemoryError": "torch.OutOfMemoryError",
+    "EnforceFiniteError": "RuntimeError",
+    "DistBackendError": "torch.distributed.DistBackendError",
+    "DistError": "torch.distributed.DistError",
+}
 _NO_MESSAGE = "Expected {} to be true, but got false.  (Could this error message be improved?  If so, please report an enhancement request to PyTorch.)"
 _ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|.)", re.S)
-_SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", '"': '"', "'": "'", "a": "\a", "b": "\b", "f": "\f", "v": "\v", "?": "?"}
-_CONTROL = {"if", "for", "while", "switch", "catch", "return", "sizeof", "namespace", "struct", "class", "union", "enum",
-            "decltype", "static_assert", "else", "do", "try", "case", "default", "alignas", "noexcept", "defined"}
+_SIMPLE = {
+    "n": "\n",
+    "t": "\t",
+    "r": "\r",
+    "0": "\0",
+    "\\": "\\",
+    '"': '"',
+    "'": "'",
+    "a": "\a",
+    "b": "\b",
+    "f": "\f",
+    "v": "\v",
+    "?": "?",
+}
+_CONTROL = {
+    "if",
+    "for",
+    "while",
+    "switch",
+    "catch",
+    "return",
+    "sizeof",
+    "namespace",
+    "struct",
+    "class",
+    "union",
+    "enum",
+    "decltype",
+    "static_assert",
+    "else",
+    "do",
+    "try",
+    "case",
+    "default",
+    "alignas",
+    "noexcept",
+    "defined",
+}
 _LITERAL_ARG = re.compile(r'\s*(?:(?:u8|u|U|L)?"(?:[^"\\\n]|\\.)*"\s*)+', re.S)
 _STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"', re.S)
 
@@ -315,16 +420,19 @@ def _unescape(s: str) -> str:
         if g[0] in "01234567":
             return chr(int(g, 8))
         return _SIMPLE.get(g, g)
+
     return _ESCAPE.sub(one, s)
 
 
 def _blank(text: str) -> str:
     """Comments become spaces (newlines kept, so offsets and lines hold); strings stay."""
+
     def keep(m):
         g = m.group(0)
         if g.startswith("//") or g.startswith("/*"):
             return re.sub(r"[^\n]", " ", g)
         return g
+
     return _CPP_TOKEN.sub(keep, text)
 
 
@@ -356,10 +464,10 @@ def _args(text: str, start: int) -> tuple[list[str], int] | None:
         elif g in ")]}":
             depth -= 1
             if depth == 0:
-                args.append(text[cur:m.start()])
+                args.append(text[cur : m.start()])
                 return args, m.end()
         elif g == "," and depth == 1:
-            args.append(text[cur:m.start()])
+            args.append(text[cur : m.start()])
             cur = m.end()
         i = m.end()
 
@@ -385,7 +493,10 @@ def cpp_pieces(arg: str, depth: int = 0) -> list:
     raw = re.fullmatch(r'R"([^()\\\s]{0,16})\((.*)\)\1"', a, re.S)
     if raw:
         return [raw.group(2)]
-    call = re.match(r"(?:::)?(?:c10::str|c10::Join|std::string|std::string_view|c10::string_view|fmt::format|std::format|str)\s*\(", a)
+    call = re.match(
+        r"(?:::)?(?:c10::str|c10::Join|std::string|std::string_view|c10::string_view|fmt::format|std::format|str)\s*\(",
+        a,
+    )
     if call and a.endswith(")"):
         parsed = _args(a, call.end() - 1)
         if parsed and parsed[1] == len(a):
@@ -419,10 +530,10 @@ def _split_plus(a: str) -> list[str]:
         elif g in ")]}":
             depth -= 1
         elif g == "+" and depth == 0:
-            prev = a[m.start() - 1:m.start()]
-            nxt = a[m.end():m.end() + 1]
+            prev = a[m.start() - 1 : m.start()]
+            nxt = a[m.end() : m.end() + 1]
             if prev != "+" and nxt != "+":
-                parts.append(a[cur:m.start()])
+                parts.append(a[cur : m.start()])
                 cur = m.end()
     parts.append(a[cur:])
     return parts
@@ -436,7 +547,7 @@ def _functions(text: str, upto: int) -> list[tuple[int, int, str, str]]:
     for m in tok.finditer(text):
         g = m.group(0)
         if g == "{":
-            head = text[max(last, m.start() - 400):m.start()]
+            head = text[max(last, m.start() - 400) : m.start()]
             stack.append((m.start(), _name_of(head)))
             last = m.end()
         elif g == "}":
@@ -457,7 +568,7 @@ def _name_of(head: str) -> tuple[str, str]:
     if not head.endswith(")") and not re.search(r"\)\s*(?:const|noexcept|override|final|mutable|->[^()]*|\s)*$", head):
         return "", ""
     m = None
-    for m in re.finditer(r"TORCH_(IMPL|META|PRECOMPUTE_META)_FUNC\d?\s*\(\s*(\w+)", head):
+    for m in re.finditer(r"TORCH_(IMPL|META|PRECOMPUTE_META)_FUNC\d?\s*\(\s*(\w+)", head):  # noqa: B007 - the last one
         pass
     if m:
         kind = m.group(1)
@@ -497,7 +608,9 @@ def cpp_sites(text: str, rel: str, version: str, origin: str, exact_line: bool) 
     for m in _SITE.finditer(code):
         # skip macro definitions of the family itself
         line_start = code.rfind("\n", 0, m.start()) + 1
-        if code[line_start:m.start()].lstrip().startswith("#define") and re.match(r"\s*#\s*define\s+" + re.escape(m.group(1) or "") + r"\b", code[line_start:]):
+        if code[line_start : m.start()].lstrip().startswith("#define") and re.match(
+            r"\s*#\s*define\s+" + re.escape(m.group(1) or "") + r"\b", code[line_start:]
+        ):
             continue
         parsed = _args(code, m.end() - 1)
         if not parsed:
@@ -524,15 +637,33 @@ def cpp_sites(text: str, rel: str, version: str, origin: str, exact_line: bool) 
         for a in msg_args:
             pieces += cpp_pieces(a)
         pieces = tidy(pieces)
-        if macro.startswith("TORCH_CHECK") and (not msg_args or pieces == [HOLE] and all(not a.strip() for a in msg_args)):
+        if macro.startswith("TORCH_CHECK") and (
+            not msg_args or pieces == [HOLE] and all(not a.strip() for a in msg_args)
+        ):
             if "#" in cond or "__VA_ARGS__" in cond or not cond:
                 continue
             pieces = tidy(_NO_MESSAGE.split("{}")[0:1] + [cond] + _NO_MESSAGE.split("{}")[1:2])
         if not pieces or literal_len(pieces) < 3:
             continue
         line = bisect.bisect_right(starts, m.start())
-        sites.append((m.start(), {"t": to_text(pieces), "k": kind, "x": exc, "f": rel, "l": line if exact_line else None,
-                                   "fn": "", "c": cond[:300], "m": macro, "o": origin, "v": version, "op": ""}))
+        sites.append(
+            (
+                m.start(),
+                {
+                    "t": to_text(pieces),
+                    "k": kind,
+                    "x": exc,
+                    "f": rel,
+                    "l": line if exact_line else None,
+                    "fn": "",
+                    "c": cond[:300],
+                    "m": macro,
+                    "o": origin,
+                    "v": version,
+                    "op": "",
+                },
+            )
+        )
     if sites:
         funcs = _functions(code, sites[-1][0])
         for pos, rec in sites:
@@ -540,13 +671,20 @@ def cpp_sites(text: str, rel: str, version: str, origin: str, exact_line: bool) 
             named = [f for f in inner if f[2] != "lambda"]
             if named:
                 best = max(named, key=lambda f: f[0])
-                rec["fn"] = best[2] if not any(f[2] == "lambda" and f[0] > best[0] for f in inner) else f"lambda in {best[2]}"
+                rec["fn"] = (
+                    best[2] if not any(f[2] == "lambda" and f[0] > best[0] for f in inner) else f"lambda in {best[2]}"
+                )
                 rec["op"] = next((f[3] for f in sorted(inner, key=lambda f: -f[0]) if f[3]), "")
     return [rec for _, rec in sites]
 
 
 _WHEEL_GUARD = "#if !defined(TORCH_STABLE_ONLY) && !defined(TORCH_TARGET_VERSION)\n"
-_HEADER_MAP = (("ATen/", "aten/src/ATen/"), ("c10/", "c10/"), ("torch/csrc/", "torch/csrc/"), ("torch/headeronly/", "torch/headeronly/"))
+_HEADER_MAP = (
+    ("ATen/", "aten/src/ATen/"),
+    ("c10/", "c10/"),
+    ("torch/csrc/", "torch/csrc/"),
+    ("torch/headeronly/", "torch/headeronly/"),
+)
 
 
 def header_tree(include: Path, version: str) -> list[dict]:
@@ -563,7 +701,9 @@ def header_tree(include: Path, version: str) -> list[dict]:
                 continue
             text = path.read_text(encoding="utf-8", errors="replace")
             recs = cpp_sites(text, rel, version, "header", True)
-            if text.startswith(_WHEEL_GUARD):  # the wheel's install step adds this first line: lines as compiled are one less
+            if text.startswith(
+                _WHEEL_GUARD
+            ):  # the wheel's install step adds this first line: lines as compiled are one less
                 for r in recs:
                     r["l"] -= 1
             out += recs
@@ -581,7 +721,13 @@ def source_tree(root: Path, version: str, present, skip_files: set[str]) -> list
             if path.suffix not in (".cpp", ".cc", ".cu", ".mm", ".h", ".hpp", ".cuh") or not path.is_file():
                 continue
             rel = path.relative_to(root).as_posix()
-            if rel in skip_files or "/test/" in rel or "/tests/" in rel or "third_party" in rel or "/benchmarks/" in rel:
+            if (
+                rel in skip_files
+                or "/test/" in rel
+                or "/tests/" in rel
+                or "third_party" in rel
+                or "/benchmarks/" in rel
+            ):
                 continue
             for rec in cpp_sites(path.read_text(encoding="utf-8", errors="replace"), rel, version, "source", False):
                 lits = [p for p in from_text(rec["t"]) if p is not HOLE]
@@ -594,9 +740,17 @@ def source_tree(root: Path, version: str, present, skip_files: set[str]) -> list
 # ---------------------------------------------------------------------------------------------
 # binaries
 
-_TU = re.compile(rb"^/__w/pytorch/pytorch/(?:build/)?((?:aten|c10|torch|caffe2)/[\w./+-]+\.(?:cpp|cc|cu|c|mm|h|hpp|cuh))$")
-_ASSERT = re.compile(r'^(.*) INTERNAL ASSERT FAILED at "/__w/pytorch/pytorch/([^"]+)":(\d+), please report a bug to PyTorch\. ?(.*)$', re.S)
-_NOMSG = re.compile(r"^Expected (.+) to be true, but got false\.  \(Could this error message be improved\?  If so, please report an enhancement request to PyTorch\.\)$", re.S)
+_TU = re.compile(
+    rb"^/__w/pytorch/pytorch/(?:build/)?((?:aten|c10|torch|caffe2)/[\w./+-]+\.(?:cpp|cc|cu|c|mm|h|hpp|cuh))$"
+)
+_ASSERT = re.compile(
+    r'^(.*) INTERNAL ASSERT FAILED at "/__w/pytorch/pytorch/([^"]+)":(\d+), please report a bug to PyTorch\. ?(.*)$',
+    re.S,
+)
+_NOMSG = re.compile(
+    r"^Expected (.+) to be true, but got false\.  \(Could this error message be improved\?  If so, please report an enhancement request to PyTorch\.\)$",
+    re.S,
+)
 _PRINTABLE = re.compile(rb"[\x20-\x7e\t]{8,}")
 
 
@@ -629,14 +783,47 @@ def binary_sites(lib_dir: Path, version: str) -> tuple[list[dict], list[str]]:
             if m and "third_party" not in m.group(2):
                 cond, file, line, rest = m.groups()
                 file = repo_path(file)  # generated files sit under build/
-                pieces = tidy([f'{cond} INTERNAL ASSERT FAILED at "', HOLE, f'{file}":{line}, please report a bug to PyTorch. {rest}', HOLE])
-                out.append({"t": to_text(pieces), "k": "internal-assert", "x": "RuntimeError", "f": file, "l": int(line), "fn": "",
-                            "c": cond[:300], "m": "TORCH_INTERNAL_ASSERT", "o": "binary", "v": version, "op": ""})
+                pieces = tidy(
+                    [
+                        f'{cond} INTERNAL ASSERT FAILED at "',
+                        HOLE,
+                        f'{file}":{line}, please report a bug to PyTorch. {rest}',
+                        HOLE,
+                    ]
+                )
+                out.append(
+                    {
+                        "t": to_text(pieces),
+                        "k": "internal-assert",
+                        "x": "RuntimeError",
+                        "f": file,
+                        "l": int(line),
+                        "fn": "",
+                        "c": cond[:300],
+                        "m": "TORCH_INTERNAL_ASSERT",
+                        "o": "binary",
+                        "v": version,
+                        "op": "",
+                    }
+                )
         elif s.startswith("Expected ") and "to be true, but got false" in s:
             m = _NOMSG.match(s)
             if m and tu and "third_party" not in tu:
-                out.append({"t": to_text(tidy([s])), "k": "error", "x": "RuntimeError", "f": tu, "l": None, "fn": "",
-                            "c": m.group(1)[:300], "m": "TORCH_CHECK", "o": "binary", "v": version, "op": ""})
+                out.append(
+                    {
+                        "t": to_text(tidy([s])),
+                        "k": "error",
+                        "x": "RuntimeError",
+                        "f": tu,
+                        "l": None,
+                        "fn": "",
+                        "c": m.group(1)[:300],
+                        "m": "TORCH_CHECK",
+                        "o": "binary",
+                        "v": version,
+                        "op": "",
+                    }
+                )
     return out, sentences
 
 
@@ -650,10 +837,27 @@ def graph_breaks(registry: Path, version: str) -> list[dict]:
                 continue
             pieces = tidy(_format_pieces(gb_type))
             hints = row.get("Hints") or []
-            out.append({"t": to_text(pieces), "k": "graph-break", "x": "torch._dynamo.exc.Unsupported", "f": "", "l": None, "fn": "",
-                        "c": "", "m": gb_id, "o": "gb-registry", "v": version, "op": "",
-                        "gb": {"id": gb_id, "explanation": row.get("Explanation", ""), "hints": [h.strip() for h in hints if h.strip()],
-                               "url": f"https://meta-pytorch.github.io/compile-graph-break-site/gb/{gb_id.lower()}.html"}})
+            out.append(
+                {
+                    "t": to_text(pieces),
+                    "k": "graph-break",
+                    "x": "torch._dynamo.exc.Unsupported",
+                    "f": "",
+                    "l": None,
+                    "fn": "",
+                    "c": "",
+                    "m": gb_id,
+                    "o": "gb-registry",
+                    "v": version,
+                    "op": "",
+                    "gb": {
+                        "id": gb_id,
+                        "explanation": row.get("Explanation", ""),
+                        "hints": [h.strip() for h in hints if h.strip()],
+                        "url": f"https://meta-pytorch.github.io/compile-graph-break-site/gb/{gb_id.lower()}.html",
+                    },
+                }
+            )
     return out
 
 
@@ -673,7 +877,9 @@ def _sort_key(r: dict):
     return (r["o"], r["f"], r["l"] if r["l"] is not None else -1, r["m"], r["t"])
 
 
-def extract(torch_dir: Path, source: Path | None = None, wheel: Path | None = None, log=lambda s: None) -> tuple[dict, list[dict]]:
+def extract(
+    torch_dir: Path, source: Path | None = None, wheel: Path | None = None, log=lambda s: None
+) -> tuple[dict, list[dict]]:
     """(meta, records) for the torch installed at ``torch_dir`` (and a source tree of any release)."""
     version_py = (torch_dir / "version.py").read_text(encoding="utf-8")
     version = re.search(r"__version__\s*=\s*['\"]([^'\"]+)", version_py).group(1).split("+")[0]
@@ -694,7 +900,11 @@ def extract(torch_dir: Path, source: Path | None = None, wheel: Path | None = No
     if source is not None:
         log("source tree")
         blob = "\x00".join(sentences) + "\x00" + "\x00".join(r["t"] for r in records)
-        src_version = (source / "version.txt").read_text().strip().replace("a0", "") if (source / "version.txt").is_file() else "unknown"
+        src_version = (
+            (source / "version.txt").read_text().strip().replace("a0", "")
+            if (source / "version.txt").is_file()
+            else "unknown"
+        )
         headers = {r["f"] for r in records if r["o"] == "header"}
         records += source_tree(source, src_version, lambda s: s in blob, headers)
         meta["source_version"] = src_version

@@ -22,8 +22,10 @@ def explainer_magic(line: str) -> None:
     elif words:
         print(USAGE)
         return
-    print(f"traceback-explainer: lang={OPTIONS.lang} detail={OPTIONS.detail} {'on' if OPTIONS.enabled else 'off'}"
-          f"{' verbose' if OPTIONS.verbose else ''}")
+    print(
+        f"traceback-explainer: lang={OPTIONS.lang} detail={OPTIONS.detail} {'on' if OPTIONS.enabled else 'off'}"
+        f"{' verbose' if OPTIONS.verbose else ''}"
+    )
 
 
 def make_explain(shell):

@@ -32,10 +32,9 @@ import re
 from collections import defaultdict
 from operator import itemgetter
 
-
 from .model import Candidate, Parsed
-from .parser import Lazy
 from .normalize import normalize, tokens
+from .parser import Lazy
 from .patterns import pattern_features
 
 THRESHOLD = 0.5  # below this the matcher abstains
@@ -52,7 +51,15 @@ MIN_FUZZY_TOKENS = 4
 MAX_REGEX_INPUT = 2000  # lazy placeholders make a failed match cost grow with the input: keep it short
 WRAPPER_PENALTY = 0.55
 
-SOURCE_WEIGHT = {"final": 1.0, "cause": 0.97, "context": 0.9, "worker": 0.96, "group": 0.95, "other": 0.88, "line": 0.86}
+SOURCE_WEIGHT = {
+    "final": 1.0,
+    "cause": 0.97,
+    "context": 0.9,
+    "worker": 0.96,
+    "group": 0.95,
+    "other": 0.88,
+    "line": 0.86,
+}
 
 
 _TYPE_SEP = Lazy(r"\.|::")
@@ -85,17 +92,40 @@ def _required_literal(regex: str) -> str:
 
 
 class _Pattern:
-    __slots__ = ("entry_id", "idx", "raw", "regex_src", "normalized", "tokens", "fuzzy_ok", "specificity",
-                 "literal_start", "required", "pieces", "head_src", "head_share", "_rx", "_head", "_rx_search")
+    __slots__ = (
+        "entry_id",
+        "idx",
+        "raw",
+        "regex_src",
+        "normalized",
+        "tokens",
+        "fuzzy_ok",
+        "specificity",
+        "literal_start",
+        "required",
+        "pieces",
+        "head_src",
+        "head_share",
+        "_rx",
+        "_head",
+        "_rx_search",
+    )
 
-    def __init__(self, entry_id: str, idx: int, raw: str, regex_src: str, normalized: str, features: dict | None = None) -> None:
+    def __init__(
+        self, entry_id: str, idx: int, raw: str, regex_src: str, normalized: str, features: dict | None = None
+    ) -> None:
         self.entry_id, self.idx, self.raw, self.regex_src, self.normalized = entry_id, idx, raw, regex_src, normalized
         f = features or pattern_features(raw, normalized)
         self.tokens = f["tokens"]
         # a pattern with few content words left after normalisation ("module <*> has no attribute <*>")
         # is too generic for fuzzy evidence: it must match as a template
         self.fuzzy_ok = len(self.tokens) >= MIN_FUZZY_TOKENS
-        self.required, self.specificity, self.literal_start, self.head_src = f["required"], f["specificity"], f["literal_start"], f["head"]
+        self.required, self.specificity, self.literal_start, self.head_src = (
+            f["required"],
+            f["specificity"],
+            f["literal_start"],
+            f["head"],
+        )
         self.head_share = f.get("head_share", 1.0)  # the opening's share of the template's literal text
         self.pieces = tuple(f.get("pieces", ()))  # literal text every full or prefix match contains
         self._rx = None
@@ -142,7 +172,9 @@ def _report_ties(best: dict[str, list]) -> None:
     top = max(best.values(), key=lambda v: v[0])
     if not opening(top):
         return
-    tied = sorted((e for e, v in best.items() if opening(v) and top[0] - v[0] < AMBIGUOUS_GAP), key=lambda e: -best[e][0])
+    tied = sorted(
+        (e for e, v in best.items() if opening(v) and top[0] - v[0] < AMBIGUOUS_GAP), key=lambda e: -best[e][0]
+    )
     if len(tied) < 2:
         return
     share = max(THRESHOLD + 0.01, top[0] / len(tied))  # every tied entry stays an answer: the tie is the answer
@@ -168,15 +200,23 @@ class Matcher:
             for pos, fr in enumerate(e["frames"]):
                 path, _, func = fr.rpartition(":")
                 # only the innermost telling frames are specific; generic module plumbing is not
-                if pos < 2 and func not in ("_call_impl", "_wrapped_call_impl", "__call__") and not path.endswith("module.py"):
+                if (
+                    pos < 2
+                    and func not in ("_call_impl", "_wrapped_call_impl", "__call__")
+                    and not path.endswith("module.py")
+                ):
                     self.frame_index[(path.rsplit("/", 1)[-1], func)].append(eid)
-        self.signal_rx = [(eid, Lazy(s, re.I), _required_literal(s)) for eid, e in self.entries.items() for s in e.get("signals", [])]
+        self.signal_rx = [
+            (eid, Lazy(s, re.I), _required_literal(s)) for eid, e in self.entries.items() for s in e.get("signals", [])
+        ]
         # the backend every pattern of an entry names (cuda-out-of-memory: cuda): a message naming
         # only another backend is no evidence for it, by similarity or by signal
         self.devices: dict[str, frozenset] = {}
         for p in self.patterns:
             mine = _DEVICES.intersection(p.tokens)
-            self.devices[p.entry_id] = self.devices[p.entry_id] & mine if p.entry_id in self.devices else frozenset(mine)
+            self.devices[p.entry_id] = (
+                self.devices[p.entry_id] & mine if p.entry_id in self.devices else frozenset(mine)
+            )
 
     # -- sources ---------------------------------------------------------------------------------
     def _sources(self, parsed: Parsed) -> list[tuple[str, str | None, str]]:
@@ -210,7 +250,9 @@ class Matcher:
         best = heapq.nlargest(MAX_CANDIDATE_PATTERNS, scores.items(), key=itemgetter(1))
         return [(i, sc / self.weight[i]) for i, sc in best]
 
-    def _score_source(self, kind: str, exc_type: str | None, message: str, budget=None) -> dict[str, tuple[float, int, list[str], dict, bool]]:
+    def _score_source(
+        self, kind: str, exc_type: str | None, message: str, budget=None
+    ) -> dict[str, tuple[float, int, list[str], dict, bool]]:
         """entry id -> (score, tier, reasons, captures, strong) from one message; ``strong`` when a
         template matched the message itself, not only its opening."""
         out: dict[str, tuple[float, int, list[str], dict, bool]] = {}
@@ -268,7 +310,11 @@ class Matcher:
                     if m:
                         # worth what the opening holds of the template's own text: a first sentence
                         # of a long template tells less than most of a short one
-                        tier, base, why = 1, OPENING_BASE + OPENING_SPAN * p.head_share, "matches the opening of the template (the rest of the message is missing)"
+                        tier, base, why = (
+                            1,
+                            OPENING_BASE + OPENING_SPAN * p.head_share,
+                            "matches the opening of the template (the rest of the message is missing)",
+                        )
             if m:
                 add(p, tier, base, why, {k: v.strip() for k, v in m.groupdict().items() if v}, strong)
                 settled = settled or (base >= 0.95 and (tkey is None or tkey in self.types[p.entry_id]))
@@ -354,7 +400,9 @@ class Matcher:
         for n, (kind, exc_type, message) in enumerate(self._sources(parsed)):
             if n and budget is not None and budget.spent():
                 break
-            for eid, (score, tier, reasons, caps, strong) in self._score_source(kind, exc_type, message, budget).items():
+            for eid, (score, tier, reasons, caps, strong) in self._score_source(
+                kind, exc_type, message, budget
+            ).items():
                 cur = best.get(eid)
                 if cur is None or score > cur[0]:
                     best[eid] = [score, tier, reasons, caps, kind == "final", strong]
@@ -400,7 +448,4 @@ class Matcher:
         # (the sort is stable: on an exact tie the order is the one the candidates were found in, by
         # how much of each template's words the message holds, never the ids' spelling)
         ranked = sorted(best.items(), key=lambda kv: (-round(kv[1][0], 4), kv[1][1], not kv[1][4]))
-        return [
-            Candidate(eid, round(min(1.0, v[0]), 4), tuple(v[2]), v[3], v[1])
-            for eid, v in ranked[:top]
-        ]
+        return [Candidate(eid, round(min(1.0, v[0]), 4), tuple(v[2]), v[3], v[1]) for eid, v in ranked[:top]]

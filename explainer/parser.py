@@ -46,6 +46,7 @@ class Lazy:
             rx = self._rx = re.compile(*self._args)
         return getattr(rx, name)
 
+
 MAX_CHARS = 300_000  # keep the tail of longer pastes: the final exception is at the end
 MAX_LINE = 6_000  # longer lines are cut (a message's identifying words come first)
 MAX_MESSAGE_LINES = 40
@@ -118,6 +119,7 @@ def _from_notebook_json(text: str) -> str | None:
     if '"traceback"' not in text or '"ename"' not in text:
         return None
     import json
+
     start = text.find("{")
     blobs = []
     for candidate in (text[start:] if start >= 0 else "", "{" + text.strip().strip(",") + "}"):
@@ -299,21 +301,41 @@ _FRAME_RES = [
     # standard CPython: File "x.py", line 3, in f
     ("standard", re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>\S+))?\s*(?P<code>.*)$')),
     # IPython 8 / Spyder: File ~/x.py:12, in f(x)   File D:\a\b.py:581 in backward
-    ("ipython", re.compile(r"^\s*File (?P<file>(?:[A-Za-z]:[\\/]|~|/|\.|\w)[^\n]*?):(?P<line>\d+),? in (?P<func>[\w<>.\[\]-]+)(?:\([^)]*\))?\s*(?P<code>.*)$")),
+    (
+        "ipython",
+        re.compile(
+            r"^\s*File (?P<file>(?:[A-Za-z]:[\\/]|~|/|\.|\w)[^\n]*?):(?P<line>\d+),? in (?P<func>[\w<>.\[\]-]+)(?:\([^)]*\))?\s*(?P<code>.*)$"
+        ),
+    ),
     # IPython 8 cells: Cell In[3], line 5   /  Input In [3], in <cell line: 5>()
     ("ipython", re.compile(r"^\s*(?P<file>Cell In\s?\[\d*\]), line (?P<line>\d+)(?:, in (?P<func>[\w<>.]+))?")),
     ("ipython", re.compile(r"^\s*(?P<file>Input In \[\d*\]), in (?P<func>[^\n(]+)")),
     # old IPython / Colab: <ipython-input-9-abc> in <module>()   /path/x.py in f(a, b)
-    ("ipython", re.compile(r"^\s*(?P<file><ipython-input-[\w-]+>|(?:[A-Za-z]:[\\/]|/|~)[^\n]*?\.pyx?) in (?P<func>[\w<>.]+)\(.*\)?\s*$")),
+    (
+        "ipython",
+        re.compile(
+            r"^\s*(?P<file><ipython-input-[\w-]+>|(?:[A-Za-z]:[\\/]|/|~)[^\n]*?\.pyx?) in (?P<func>[\w<>.]+)\(.*\)?\s*$"
+        ),
+    ),
     # rich: /path/x.py:12 in f   (borders already removed)
-    ("rich", re.compile(r"^\s*(?P<file>(?:[A-Za-z]:[\\/]|/|~)[^\s:]*(?: [^\s:]+)*\.py):(?P<line>\d+) in (?P<func>[\w<>.]+)\s*$")),
+    (
+        "rich",
+        re.compile(
+            r"^\s*(?P<file>(?:[A-Za-z]:[\\/]|/|~)[^\s:]*(?: [^\s:]+)*\.py):(?P<line>\d+) in (?P<func>[\w<>.]+)\s*$"
+        ),
+    ),
     # pdb / ipdb: > /path/x.py(12)forward()
-    ("debugger", re.compile(r"^>?\s*(?P<file>(?:[A-Za-z]:[\\/]|/|~|\.)[^\s()]*\.py)\((?P<line>\d+)\)(?P<func>[\w<>]+)\(\)\s*$")),
+    (
+        "debugger",
+        re.compile(r"^>?\s*(?P<file>(?:[A-Za-z]:[\\/]|/|~|\.)[^\s()]*\.py)\((?P<line>\d+)\)(?P<func>[\w<>]+)\(\)\s*$"),
+    ),
     # pytest: path/x.py:12: in test_f
     ("pytest", re.compile(r"^(?P<file>[^\s:][^:\n]*\.py):(?P<line>\d+): in (?P<func>[\w<>.]+)\s*$")),
 ]
 _ARROW = re.compile(r"^\s*-+>\s*(?P<line>\d+)\s(?P<code>.*)$")
 _IPY_CONTEXT = re.compile(r"^\s{2,}\d+\s")
+
+
 def caret_focus(code_line: str, marker_line: str) -> str | None:
     """The part of a code line that Python 3.11+'s ``^^^~~~`` line under it points at, or None.
     Plain string scanning (no regular expression): the columns of the first and last marker."""
@@ -337,7 +359,9 @@ _WARNING_LINE = re.compile(r"^(?P<file>\S[^\n]*?):(?P<line>\d+): (?P<type>\w*War
 _EXC_LINE = re.compile(
     r"^(?P<indent>\s*)(?P<type>(?:[A-Za-z_]\w*(?:\.|::))*[A-Za-z_]\w*)(?:(?:\s*[:：]\s?)(?P<msg>.*))?$"
 )
-_EXC_SUFFIX = re.compile(r"(?:Error|Exception|Warning|Exit|Interrupt|Failed|Unsupported|Missing|Iteration|Timeout|Exceeded)$")
+_EXC_SUFFIX = re.compile(
+    r"(?:Error|Exception|Warning|Exit|Interrupt|Failed|Unsupported|Missing|Iteration|Timeout|Exceeded)$"
+)
 _KNOWN_TYPES = {"KeyboardInterrupt", "StopIteration", "GeneratorExit", "SystemExit", "python-BaseException"}
 # An exception quoted inside prose: the type may be glued to Chinese text (CJK characters are \w to
 # Python's re, so only ASCII word characters may not precede it), wrapped alone in Markdown emphasis
@@ -365,9 +389,24 @@ _CPP = re.compile(r"^\s*(?:Exception raised from .* \(most recent call first\):|
 _SIGNAL_RES = [
     # (an assertion's text stops at the next "Assertion": a match from an earlier one would also be
     # one from that later one, and each character is then scanned from one start only)
-    ("cuda_assert", Lazy(r"Assertion `?(?:(?!Assertion)[^\n]){0,400}`? failed\.|device-side assert|CUDA kernel errors", re.I)),
-    ("nccl", Lazy(r"\bNCCL\b|ProcessGroupNCCL|Watchdog caught collective|ncclUnhandled|ncclSystemError|ncclInternalError", re.I)),
-    ("signal", Lazy(r"killed by signal|Segmentation fault|Bus error|core dumped|SIGKILL|SIGSEGV|SIGBUS|SIGABRT|Received signal|exitcode\s*:\s*-\d+|Killed$|OOM[- ]killer|out of shared memory|shm", re.I)),
+    (
+        "cuda_assert",
+        Lazy(r"Assertion `?(?:(?!Assertion)[^\n]){0,400}`? failed\.|device-side assert|CUDA kernel errors", re.I),
+    ),
+    (
+        "nccl",
+        Lazy(
+            r"\bNCCL\b|ProcessGroupNCCL|Watchdog caught collective|ncclUnhandled|ncclSystemError|ncclInternalError",
+            re.I,
+        ),
+    ),
+    (
+        "signal",
+        Lazy(
+            r"killed by signal|Segmentation fault|Bus error|core dumped|SIGKILL|SIGSEGV|SIGBUS|SIGABRT|Received signal|exitcode\s*:\s*-\d+|Killed$|OOM[- ]killer|out of shared memory|shm",
+            re.I,
+        ),
+    ),
     ("terminate", Lazy(r"terminate called after throwing")),
 ]
 # every signal expression above contains one of these words: lines without any skip the expressions.
@@ -389,7 +428,16 @@ def is_library(path: str) -> bool:
 class _Event:
     __slots__ = ("kind", "exc_type", "message", "relation", "frames", "line_no", "warning")
 
-    def __init__(self, kind: str, exc_type: str | None, message: str | None, frames: list[Frame], line_no: int, *, warning: bool = False) -> None:
+    def __init__(
+        self,
+        kind: str,
+        exc_type: str | None,
+        message: str | None,
+        frames: list[Frame],
+        line_no: int,
+        *,
+        warning: bool = False,
+    ) -> None:
         self.kind = kind
         self.exc_type = exc_type
         self.message = message
@@ -439,7 +487,9 @@ def _continues(line: str) -> bool:
         return True  # torch indents the paragraphs of its long messages; commentary is rarely indented
     if _CHATTY.search(s.lower()) or (not s.isascii() and _CJK.search(s)):
         return False
-    if s.startswith(("Process finished with exit code", "python-BaseException", "During handling", "The above exception")):
+    if s.startswith(
+        ("Process finished with exit code", "python-BaseException", "During handling", "The above exception")
+    ):
         return False
     if _is_exc_line(line):
         return False
@@ -471,7 +521,10 @@ def _is_structural(line: str) -> bool:
         _TB_START.match(line)
         or ("above exception" in line and bool(_CAUSE.search(line) or _CONTEXT.search(line)))
         or _CPP.match(line)
-        or (("File " in line or " in " in line or "Cell In" in line or "Input In" in line or ".py(" in line) and any(rx.match(line) for _, rx in _FRAME_RES))
+        or (
+            ("File " in line or " in " in line or "Cell In" in line or "Input In" in line or ".py(" in line)
+            and any(rx.match(line) for _, rx in _FRAME_RES)
+        )
         or ("terminate called" in line and _TERMINATE.search(line))
         or _FAILED_SUMMARY.match(line)
         or _PYTEST_SRC.match(line)
@@ -484,7 +537,9 @@ _CHECK_CHARS = 16_000
 _TAIL_LINES = 400  # once the budget is spent, the lines still read (the end of the paste)
 
 
-def _scan(lines: list[str], tags: list[str] | None = None, budget: Budget | None = None) -> tuple[list[_Event], list[Signal], set[str]]:
+def _scan(
+    lines: list[str], tags: list[str] | None = None, budget: Budget | None = None
+) -> tuple[list[_Event], list[Signal], set[str]]:
     events: list[_Event] = []
     signals: list[Signal] = []
     hints: set[str] = set()
@@ -565,7 +620,7 @@ def _scan(lines: list[str], tags: list[str] | None = None, budget: Budget | None
             continue
         fm = None
         if "File " in line or " in " in line or "Cell In" in line or "Input In" in line or ".py(" in line:
-            for style, rx in _FRAME_RES:
+            for style, rx in _FRAME_RES:  # noqa: B007 - the matching style is read below
                 fm = rx.match(line)
                 if fm:
                     break
@@ -596,10 +651,22 @@ def _scan(lines: list[str], tags: list[str] | None = None, budget: Budget | None
         m = _ARROW.match(line)
         if m and frames:
             last = frames[-1]
-            frames[-1] = Frame(last.file, last.line or int(m.group("line")), last.function, last.code or m.group("code").strip() or None, last.library)
+            frames[-1] = Frame(
+                last.file,
+                last.line or int(m.group("line")),
+                last.function,
+                last.code or m.group("code").strip() or None,
+                last.library,
+            )
             i += 1
             continue
-        if in_tb and (_MARKERS.match(line) or _REPEATED.match(line) or _IPY_CONTEXT.match(line) or _N_FRAMES.match(line) or _ELLIPSIS.match(line)):
+        if in_tb and (
+            _MARKERS.match(line)
+            or _REPEATED.match(line)
+            or _IPY_CONTEXT.match(line)
+            or _N_FRAMES.match(line)
+            or _ELLIPSIS.match(line)
+        ):
             i += 1
             continue
         m = _PYTEST_SRC.match(line)
@@ -680,15 +747,26 @@ def _scan(lines: list[str], tags: list[str] | None = None, budget: Budget | None
             i += 1
             continue
         em = _EXC_LINE.match(line)
-        if em and (em.group("msg") is not None or (in_tb and frames)) and _looks_like_type(em.group("type"), in_tb and bool(frames)):
+        if (
+            em
+            and (em.group("msg") is not None or (in_tb and frames))
+            and _looks_like_type(em.group("type"), in_tb and bool(frames))
+        ):
             exc_type = em.group("type")
             first = _trim_commentary((em.group("msg") or "").strip())
             msg_lines = [first] if first else []
             j = i + 1
             # a message that starts empty continues after one blank line (spawn's bootstrapping text,
             # indented); the poster's words after a bare exception do not ("StopIteration", blank, "I...")
-            if not first and j + 1 < n and not lines[j].strip() and lines[j + 1].strip() and (
-                lines[j + 1].startswith((" ", "\t")) or not (_CHATTY.search(lines[j + 1].lower()) or _CJK.search(lines[j + 1]))
+            if (
+                not first
+                and j + 1 < n
+                and not lines[j].strip()
+                and lines[j + 1].strip()
+                and (
+                    lines[j + 1].startswith((" ", "\t"))
+                    or not (_CHATTY.search(lines[j + 1].lower()) or _CJK.search(lines[j + 1]))
+                )
             ):
                 j += 1
             had_frames = bool(frames)
@@ -730,7 +808,9 @@ def _scan(lines: list[str], tags: list[str] | None = None, budget: Budget | None
             rest = line[im.end() :]
             if im.group("q"):  # a repr: the message ends at its closing quote and parenthesis
                 end = rest.find(im.group("q") + ")")
-                rest = (rest[:end] if end >= 0 else rest).replace("\\" + im.group("q"), im.group("q")).replace("\\n", "\n")
+                rest = (
+                    (rest[:end] if end >= 0 else rest).replace("\\" + im.group("q"), im.group("q")).replace("\\n", "\n")
+                )
             opener = im.group("open")
             closer = None if im.group("shut") or im.group("q") else _CLOSERS.get(opener)
             if closer and closer not in rest:
@@ -823,7 +903,14 @@ def _fallback_message(lines: list[str]) -> str | None:
     out = [_unwrap(lines[best].strip())]
     for nxt in lines[best + 1 : best + MAX_MESSAGE_LINES]:
         s = nxt.strip()
-        if not s or len(s) < 20 or _error_score(s) < 0 or _is_structural(nxt) or _is_exc_line(nxt) or (not s.isascii() and _CJK.search(s)):
+        if (
+            not s
+            or len(s) < 20
+            or _error_score(s) < 0
+            or _is_structural(nxt)
+            or _is_exc_line(nxt)
+            or (not s.isascii() and _CJK.search(s))
+        ):
             break  # (a short line is a log's or a UI's label: "error", "Progress", "Step 0 of 3000")
         out.append(s)
     return "\n".join(out)
@@ -832,11 +919,20 @@ def _fallback_message(lines: list[str]) -> str | None:
 # c10's exception classes and the Python types torch raises for them (CATCH_CORE_ERRORS in
 # torch/csrc/Exceptions.h); any other c10 class derives from c10::Error: RuntimeError
 _C10_TYPES = {
-    "Error": "RuntimeError", "IndexError": "IndexError", "ValueError": "ValueError", "TypeError": "TypeError",
-    "NotImplementedError": "NotImplementedError", "OutOfMemoryError": "torch.OutOfMemoryError",
-    "AcceleratorError": "torch.AcceleratorError", "LinAlgError": "torch.linalg.LinAlgError", "BufferError": "BufferError",
-    "SyntaxError": "SyntaxError", "DistError": "torch.distributed.DistError", "DistBackendError": "torch.distributed.DistBackendError",
-    "DistStoreError": "torch.distributed.DistStoreError", "DistNetworkError": "torch.distributed.DistNetworkError",
+    "Error": "RuntimeError",
+    "IndexError": "IndexError",
+    "ValueError": "ValueError",
+    "TypeError": "TypeError",
+    "NotImplementedError": "NotImplementedError",
+    "OutOfMemoryError": "torch.OutOfMemoryError",
+    "AcceleratorError": "torch.AcceleratorError",
+    "LinAlgError": "torch.linalg.LinAlgError",
+    "BufferError": "BufferError",
+    "SyntaxError": "SyntaxError",
+    "DistError": "torch.distributed.DistError",
+    "DistBackendError": "torch.distributed.DistBackendError",
+    "DistStoreError": "torch.distributed.DistStoreError",
+    "DistNetworkError": "torch.distributed.DistNetworkError",
     "DistQueueEmptyError": "torch.distributed.DistQueueEmptyError",
 }
 
@@ -864,7 +960,9 @@ def _raised_literal(code: str | None) -> tuple[str | None, str | None]:
         if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
             message = arg.value
         elif isinstance(arg, ast.JoinedStr):
-            message = "".join(v.value if isinstance(v, ast.Constant) else "{" + ast.unparse(v.value) + "}" for v in arg.values)
+            message = "".join(
+                v.value if isinstance(v, ast.Constant) else "{" + ast.unparse(v.value) + "}" for v in arg.values
+            )
     return exc_type, message
 
 
@@ -926,15 +1024,23 @@ def _parse(text: str, budget: Budget | None = None) -> Parsed:
     if not pool and warned:
         # a warning is the answer only when no line reads more like an error than it does
         fb = _fallback_message(lines)
-        if fb and _error_score(fb) > _error_score(warned[-1].message or "") + 2 and (warned[-1].message or "") not in fb:
+        if (
+            fb
+            and _error_score(fb) > _error_score(warned[-1].message or "") + 2
+            and (warned[-1].message or "") not in fb
+        ):
             pool = []
         else:
             pool = warned
     if not pool:
         msg = _fallback_message(lines)
         return Parsed(
-            exc_type=None, message=msg, signals=tuple(signals), format=_format(hints, last_line=True),
-            lang_hint=lang_hint(text), lines=_signal_lines(lines),
+            exc_type=None,
+            message=msg,
+            signals=tuple(signals),
+            format=_format(hints, last_line=True),
+            lang_hint=lang_hint(text),
+            lines=_signal_lines(lines),
         )
     final = pool[-1]
     if final.kind == "truncated" and final.exc_type is None and final.message is None:
@@ -999,7 +1105,19 @@ def _signal_lines(lines: list[str]) -> tuple[str, ...]:
     return tuple(l.strip()[:SIGNAL_LINE_CHARS] for l in lines[-SIGNAL_LINES:] if l.strip())
 
 
-_FORMAT_ORDER = ("jupyter", "dataloader_worker", "distributed_prefixed", "pytest", "flattened", "debugger", "rich", "ipython", "cpp_frames", "chained", "group")
+_FORMAT_ORDER = (
+    "jupyter",
+    "dataloader_worker",
+    "distributed_prefixed",
+    "pytest",
+    "flattened",
+    "debugger",
+    "rich",
+    "ipython",
+    "cpp_frames",
+    "chained",
+    "group",
+)
 
 
 def _format(hints: set[str], *, last_line: bool) -> str:

@@ -106,7 +106,9 @@ def _items(pattern: str) -> list[tuple]:
 
 
 def _literal_regex(items: list[tuple]) -> str:
-    return "".join(re.escape(it[1]) if it[0] == "lit" else re.escape(it[1]) + "?" if it[0] == "end" else r"\s++" for it in items)
+    return "".join(
+        re.escape(it[1]) if it[0] == "lit" else re.escape(it[1]) + "?" if it[0] == "end" else r"\s++" for it in items
+    )
 
 
 def to_regex(pattern: str, *, search: bool = False) -> str:
@@ -178,7 +180,10 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
 
 def literal_text(pattern: str) -> str:
     """The pattern with placeholders replaced by a neutral token, for fuzzy comparison."""
-    return _TOKEN.sub(lambda m: " <*> " if m.group(1) else ("{" if m.group(0) == "{{" else "}" if m.group(0) == "}}" else " "), pattern).strip()
+    return _TOKEN.sub(
+        lambda m: " <*> " if m.group(1) else ("{" if m.group(0) == "{{" else "}" if m.group(0) == "}}" else " "),
+        pattern,
+    ).strip()
 
 
 def fill(template: str, values: dict[str, str]) -> str:
@@ -228,7 +233,9 @@ def pattern_features(raw: str, normalized: str) -> dict:
     # every literal piece of the whole template (the longest few): a message missing one cannot match
     # the template, fully or at its start, so the expressions are not even tried (a near miss of a
     # long template with several multi-line placeholders costs tens of milliseconds to reject)
-    everything = {w.lower().rstrip(".:") for w in re.split(r"\{[^{}]*\}|\s+", raw_s.replace("{{", "{").replace("}}", "}"))}
+    everything = {
+        w.lower().rstrip(".:") for w in re.split(r"\{[^{}]*\}|\s+", raw_s.replace("{{", "{").replace("}}", "}"))
+    }
     return {
         "pieces": sorted((w for w in everything if len(w) >= 4), key=lambda w: (-len(w), w))[:8],
         "head_share": round(literal(first) / max(1, literal(raw_s)), 3) if head else 1.0,

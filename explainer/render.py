@@ -8,40 +8,98 @@ from __future__ import annotations
 from .advise import code_span, fill_text
 
 LABELS = {
-    "en": {"where": "Where", "why": "Why", "causes": "Likely causes", "fixes": "Fixes", "debug": "Check",
-           "confidence": "confidence", "docs": "Docs", "parsed": "Parsed", "none": "No known PyTorch error matches this paste.",
-           "nearest": "Nearest entries", "ambiguous": "Two entries fit this message about equally well; paste the full traceback to tell them apart.",
-           "other": "Also possible", "found": "In your paste", "example": "Example", "cause": "Likely cause", "fix": "Fix",
-           "replace": "Replace {where} with", "insert": "Insert before {where}", "line": "line {at}", "your_line": "your failing line"},
-    "zh": {"where": "出错位置", "why": "原因", "causes": "常见原因", "fixes": "解决办法", "debug": "排查",
-           "confidence": "置信度", "docs": "文档", "parsed": "解析结果", "none": "没有找到与这段报错对应的已知 PyTorch 错误。",
-           "nearest": "最接近的条目", "ambiguous": "有两个条目都差不多符合这条报错信息，请贴出完整的 traceback 以便区分。",
-           "other": "也可能是", "found": "你的报错里", "example": "示例", "cause": "最可能的原因", "fix": "解决办法",
-           "replace": "把{where}改成", "insert": "在{where}之前加上", "line": " {at} 这一行", "your_line": "出错的那一行"},
+    "en": {
+        "where": "Where",
+        "why": "Why",
+        "causes": "Likely causes",
+        "fixes": "Fixes",
+        "debug": "Check",
+        "confidence": "confidence",
+        "docs": "Docs",
+        "parsed": "Parsed",
+        "none": "No known PyTorch error matches this paste.",
+        "nearest": "Nearest entries",
+        "ambiguous": "Two entries fit this message about equally well; paste the full traceback to tell them apart.",
+        "other": "Also possible",
+        "found": "In your paste",
+        "example": "Example",
+        "cause": "Likely cause",
+        "fix": "Fix",
+        "replace": "Replace {where} with",
+        "insert": "Insert before {where}",
+        "line": "line {at}",
+        "your_line": "your failing line",
+    },
+    "zh": {
+        "where": "出错位置",
+        "why": "原因",
+        "causes": "常见原因",
+        "fixes": "解决办法",
+        "debug": "排查",
+        "confidence": "置信度",
+        "docs": "文档",
+        "parsed": "解析结果",
+        "none": "没有找到与这段报错对应的已知 PyTorch 错误。",
+        "nearest": "最接近的条目",
+        "ambiguous": "有两个条目都差不多符合这条报错信息，请贴出完整的 traceback 以便区分。",
+        "other": "也可能是",
+        "found": "你的报错里",
+        "example": "示例",
+        "cause": "最可能的原因",
+        "fix": "解决办法",
+        "replace": "把{where}改成",
+        "insert": "在{where}之前加上",
+        "line": " {at} 这一行",
+        "your_line": "出错的那一行",
+    },
 }
 
 
 TAIL = {
-    "en": {"head": "Not in the curated knowledge base. PyTorch raised this itself:",
-           "from": "{exc} from {fn}", "at": "Raised at", "check": "failed check", "message": "torch's message template",
-           "also": "also raised at", "more": "and {n} more", "match": "match",
-           "strength": {"exact": "the whole message", "start": "the start of the message", "partial": "inside the message"},
-           "source": "torch {v} source, line not kept; the message is present in the indexed build", "exact": "torch {v}",
-           "paste": "named by the paste itself", "others": "Also fits",
-           "assert": "An internal consistency check of PyTorch failed: this is most likely a bug in PyTorch, not in your code. "
-                     "Report it to PyTorch with the condition and the location above and a small script that raises it.",
-           "gb": "PyTorch's explanation of this graph break", "hint": "hint",
-           "credit": "Message and location from the PyTorch sources, indexed for torch {v} (BSD-3-Clause, © PyTorch contributors). No cause or fix is curated for it."},
-    "zh": {"head": "知识库里还没有整理这条报错，它是 PyTorch 自己抛出的：",
-           "from": "{fn} 抛出的 {exc}", "at": "抛出位置", "check": "没通过的检查", "message": "torch 的报错信息模板",
-           "also": "同样的信息还出现在", "more": "另有 {n} 处", "match": "匹配程度",
-           "strength": {"exact": "整条信息吻合", "start": "信息开头吻合", "partial": "信息中间的一段吻合"},
-           "source": "torch {v} 源码，行号未保留；所索引版本的二进制里确有这条信息", "exact": "torch {v}",
-           "paste": "报错信息里自带的位置", "others": "也可能来自",
-           "assert": "PyTorch 内部的一致性检查没通过：这多半是 PyTorch 自身的 bug，而不是你的代码写错了。"
-                     "请带上上面的检查条件、位置和一个能复现的小脚本，向 PyTorch 提 issue。",
-           "gb": "PyTorch 对这次 graph break 的说明", "hint": "提示",
-           "credit": "信息和位置取自 PyTorch 源码，按 torch {v} 建立索引（BSD-3-Clause，© PyTorch contributors）。这条报错还没有人工整理的原因和解决办法。"},
+    "en": {
+        "head": "Not in the curated knowledge base. PyTorch raised this itself:",
+        "from": "{exc} from {fn}",
+        "at": "Raised at",
+        "check": "failed check",
+        "message": "torch's message template",
+        "also": "also raised at",
+        "more": "and {n} more",
+        "match": "match",
+        "strength": {
+            "exact": "the whole message",
+            "start": "the start of the message",
+            "partial": "inside the message",
+        },
+        "source": "torch {v} source, line not kept; the message is present in the indexed build",
+        "exact": "torch {v}",
+        "paste": "named by the paste itself",
+        "others": "Also fits",
+        "assert": "An internal consistency check of PyTorch failed: this is most likely a bug in PyTorch, not in your code. "
+        "Report it to PyTorch with the condition and the location above and a small script that raises it.",
+        "gb": "PyTorch's explanation of this graph break",
+        "hint": "hint",
+        "credit": "Message and location from the PyTorch sources, indexed for torch {v} (BSD-3-Clause, © PyTorch contributors). No cause or fix is curated for it.",
+    },
+    "zh": {
+        "head": "知识库里还没有整理这条报错，它是 PyTorch 自己抛出的：",
+        "from": "{fn} 抛出的 {exc}",
+        "at": "抛出位置",
+        "check": "没通过的检查",
+        "message": "torch 的报错信息模板",
+        "also": "同样的信息还出现在",
+        "more": "另有 {n} 处",
+        "match": "匹配程度",
+        "strength": {"exact": "整条信息吻合", "start": "信息开头吻合", "partial": "信息中间的一段吻合"},
+        "source": "torch {v} 源码，行号未保留；所索引版本的二进制里确有这条信息",
+        "exact": "torch {v}",
+        "paste": "报错信息里自带的位置",
+        "others": "也可能来自",
+        "assert": "PyTorch 内部的一致性检查没通过：这多半是 PyTorch 自身的 bug，而不是你的代码写错了。"
+        "请带上上面的检查条件、位置和一个能复现的小脚本，向 PyTorch 提 issue。",
+        "gb": "PyTorch 对这次 graph break 的说明",
+        "hint": "提示",
+        "credit": "信息和位置取自 PyTorch 源码，按 torch {v} 建立索引（BSD-3-Clause，© PyTorch contributors）。这条报错还没有人工整理的原因和解决办法。",
+    },
 }
 
 
@@ -63,7 +121,9 @@ def raised_at_markdown(answer, *, lang: str, full: bool = True) -> str:
         T = TAIL[lg]
         r = sites[0]
         if answer.matches:
-            parts.append(f"{T['at']}: {_site_place(r)}" + (f" ({code_span(r['function'])})" if r.get("function") else "") + "\n")
+            parts.append(
+                f"{T['at']}: {_site_place(r)}" + (f" ({code_span(r['function'])})" if r.get("function") else "") + "\n"
+            )
             continue
         parts.append(f"**{T['head']}**\n")
         fn = code_span(r["function"]) if r.get("function") else "PyTorch"
@@ -85,7 +145,10 @@ def raised_at_markdown(answer, *, lang: str, full: bool = True) -> str:
             lines.append(f"- {T['message']}: {code_span(r['template'])}")
         also = r.get("also") or []
         if also:
-            shown = "; ".join(_site_place(dict(a, url=None)) + (f" ({code_span(a['function'])})" if a.get("function") else "") for a in also[:3])
+            shown = "; ".join(
+                _site_place(dict(a, url=None)) + (f" ({code_span(a['function'])})" if a.get("function") else "")
+                for a in also[:3]
+            )
             more = f"; {T['more'].format(n=r['sites'] - 1 - 3)}" if r.get("sites", 1) - 1 > 3 else ""
             lines.append(f"- {T['also']}: {shown}{more}")
         lines.append(f"- {T['match']}: {T['strength'][r['strength']]}")
@@ -94,14 +157,23 @@ def raised_at_markdown(answer, *, lang: str, full: bool = True) -> str:
             parts.append(f"> {T['assert']}\n")
         gb = r.get("graph_break")
         if gb:
-            quote = [f"> {T['gb']} ({gb['id']}): {gb['explanation']}"] + [f"> - {T['hint']}: {h}" for h in gb.get("hints", [])[:4]]
+            quote = [f"> {T['gb']} ({gb['id']}): {gb['explanation']}"] + [
+                f"> - {T['hint']}: {h}" for h in gb.get("hints", [])[:4]
+            ]
             parts.append("\n".join(quote) + "\n")
         if full and len(sites) > 1:
-            parts.append(f"*{T['others']}:* " + "; ".join(_site_place(o) + (f" ({code_span(o['function'])})" if o.get("function") else "")
-                                                         for o in sites[1:]) + "\n")
+            parts.append(
+                f"*{T['others']}:* "
+                + "; ".join(
+                    _site_place(o) + (f" ({code_span(o['function'])})" if o.get("function") else "") for o in sites[1:]
+                )
+                + "\n"
+            )
         if answer.candidates:
             L = LABELS[lg]
-            parts.append(f"{L['nearest']}: " + ", ".join(f"`{c.id}` ({c.score:.2f})" for c in answer.candidates[:2]) + "\n")
+            parts.append(
+                f"{L['nearest']}: " + ", ".join(f"`{c.id}` ({c.score:.2f})" for c in answer.candidates[:2]) + "\n"
+            )
         parts.append(f"*{T['credit'].format(v=r.get('indexed_version') or r['torch_version'] or '?')}*\n")
     return "\n".join(parts)
 
@@ -133,8 +205,16 @@ def _basename(path: str | None) -> str:
     return path.replace("\\", "/").rsplit("/", 1)[-1]
 
 
-def entry_segments(doc: dict, *, lang: str, values: dict[str, str] | None = None, where: str | None = None,
-                   score: float | None = None, brief: bool = False, advice: dict | None = None) -> list[tuple[str, str]]:
+def entry_segments(
+    doc: dict,
+    *,
+    lang: str,
+    values: dict[str, str] | None = None,
+    where: str | None = None,
+    score: float | None = None,
+    brief: bool = False,
+    advice: dict | None = None,
+) -> list[tuple[str, str]]:
     """The answer for one entry as ("md", markdown) and ("code", python) segments, in order: causes
     and fixes ranked for this paste (``advice``, see :mod:`explainer.advise`), the entry's text with
     the paste's values filled in as code spans (:func:`explainer.advise.fill_text`)."""
@@ -197,7 +277,9 @@ def segments_html(segs: list[tuple[str, str]]) -> str:
     import html
 
     return "".join(
-        _cached_html(t) if k == "md" else f'<pre><code class="language-python">{html.escape(t, quote=False)}\n</code></pre>\n'
+        _cached_html(t)
+        if k == "md"
+        else f'<pre><code class="language-python">{html.escape(t, quote=False)}\n</code></pre>\n'
         for k, t in segs
     )
 
@@ -249,8 +331,14 @@ def markdown_to_html(md: str) -> str:
 
 def render_match(answer, cand, *, lang: str, advice: dict | None = None) -> dict[str, str]:
     doc = answer.index.entry(cand.id)
-    segs = entry_segments(doc, lang=lang, values=fix_values(answer, cand), where=where_text(answer.parsed), score=cand.score,
-                          advice=advice or answer.advice(cand))
+    segs = entry_segments(
+        doc,
+        lang=lang,
+        values=fix_values(answer, cand),
+        where=where_text(answer.parsed),
+        score=cand.score,
+        advice=advice or answer.advice(cand),
+    )
     return {"markdown": segments_markdown(segs), "html": segments_html(segs)}
 
 
@@ -259,7 +347,9 @@ def answer_markdown(answer, *, lang: str) -> str:
     L = LABELS["zh" if lang == "zh" else "en"]
     p = answer.parsed
     first_line = (p.message or "").splitlines()[0][:300] if p.message else ""
-    parsed_line = f"**{L['parsed']}:** {code_span(p.exc_type or '?')}: " + (code_span(first_line) if first_line else "—")
+    parsed_line = f"**{L['parsed']}:** {code_span(p.exc_type or '?')}: " + (
+        code_span(first_line) if first_line else "—"
+    )
     matches = answer.matches
     if not matches and answer.raised_at:
         return "\n".join([parsed_line, "", raised_at_markdown(answer, lang=lang)])
@@ -278,7 +368,9 @@ def answer_markdown(answer, *, lang: str) -> str:
     for c in matches[1:]:
         if answer.ambiguous and c is matches[1]:
             doc = answer.index.entry(c.id)
-            parts.append(entry_markdown(doc, lang=lang, values=fix_values(answer, c), score=c.score, advice=answer.advice(c)))
+            parts.append(
+                entry_markdown(doc, lang=lang, values=fix_values(answer, c), score=c.score, advice=answer.advice(c))
+            )
         else:
             e = answer.index.entries[c.id]
             title = e["title_zh"] if lang == "zh" else e["title_en"]

@@ -227,7 +227,9 @@ def code_values(line: str | None, focus: str | None = None) -> dict[str, str]:
     if call is not None:
         out["focus"] = focus
     else:
-        call = value if isinstance(value, ast.Call) else next((n for n in ast.walk(stmt) if isinstance(n, ast.Call)), None)
+        call = (
+            value if isinstance(value, ast.Call) else next((n for n in ast.walk(stmt) if isinstance(n, ast.Call)), None)
+        )
     try:
         if call is not None:
             out["call"] = ast.unparse(call.func)
@@ -238,7 +240,6 @@ def code_values(line: str | None, focus: str | None = None) -> dict[str, str]:
     except (RecursionError, MemoryError, ValueError):
         pass
     return out
-
 
 
 def _focused(stmt: ast.stmt, focus: str) -> ast.Call | None:
@@ -289,7 +290,10 @@ class _Source:
         """The node's text, in parentheses unless it is an atom (``a + b`` -> ``(a + b)``), so that
         a template such as ``{}.long()`` applies to the whole of it."""
         text = self.of(node)
-        if isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set)):
+        if isinstance(
+            node,
+            (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set),
+        ):
             return text
         return f"({text})"
 
@@ -308,7 +312,11 @@ def _edits(op: tuple, stmt: ast.stmt, src: _Source, values: dict[str, str]) -> l
             focused = _focused(stmt, values["focus"]) if values.get("focus") else None
             if focused is not None:
                 return [focused]  # Python's carets say which call failed
-            named = [c for c in _calls(stmt) if not (isinstance(c.func, ast.Attribute) and isinstance(c.func.value, (ast.Call, ast.Subscript)))]
+            named = [
+                c
+                for c in _calls(stmt)
+                if not (isinstance(c.func, ast.Attribute) and isinstance(c.func.value, (ast.Call, ast.Subscript)))
+            ]
             return named[:1]
         return [c for c in _calls(stmt) if _name_matches(c.func, spec)]
 
@@ -495,7 +503,7 @@ def apply(ops: list[tuple], line: str | None, values: dict[str, str]) -> tuple[s
         code = "\n".join(before)
         return ("insert_before", code) if code and _parses(code) else None
     edits.sort(key=lambda e: (e[0], e[1]))
-    for (s1, e1, _), (s2, _e2, _) in zip(edits, edits[1:]):
+    for (_s1, e1, _), (s2, _e2, _) in zip(edits, edits[1:]):
         if s2 < e1:
             return None  # two operations change the same text: ambiguous, not applied
     out, pos = [], 0
@@ -511,8 +519,9 @@ def apply(ops: list[tuple], line: str | None, values: dict[str, str]) -> tuple[s
     return "replace_line", code
 
 
-def apply_at(ops: list[tuple], code: str | None, lineno: int | None, values: dict[str, str],
-             lines: list[str] | None = None) -> tuple[str, str, int | None] | None:
+def apply_at(
+    ops: list[tuple], code: str | None, lineno: int | None, values: dict[str, str], lines: list[str] | None = None
+) -> tuple[str, str, int | None] | None:
     """Apply a rewrite where it goes: ``(kind, code, line)``. Without ``target``, to the failing
     line ``code`` (at ``lineno``); with it, to the line it names in ``lines`` (the user's file),
     which must be the file the traceback ran: its line ``lineno`` is the failing line. None when
@@ -521,7 +530,13 @@ def apply_at(ops: list[tuple], code: str | None, lineno: int | None, values: dic
     if spec is None:
         res = apply(ops, code, values)
         return (*res, lineno) if res else None
-    if not lines or not code or not lineno or lineno > len(lines) or strip_comment(lines[lineno - 1].strip()) != strip_comment(code.strip()):
+    if (
+        not lines
+        or not code
+        or not lineno
+        or lineno > len(lines)
+        or strip_comment(lines[lineno - 1].strip()) != strip_comment(code.strip())
+    ):
         return None
     n = find_target(lines, lineno, spec)
     if n is None:

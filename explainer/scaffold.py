@@ -46,7 +46,10 @@ def scaffold(item: dict) -> str:
     """The Markdown of a new entry for one catalog item."""
     exc = item.get("exc_type") or "RuntimeError"
     variants = [v.split(" (")[0] if v.endswith(")") and " (" in v else v for v in item.get("message_variants") or []]
-    variants = [v.split(": ", 1)[1] if v.split(": ", 1)[0].endswith(("Error", "Warning", "Exception")) and ": " in v else v for v in variants]
+    variants = [
+        v.split(": ", 1)[1] if v.split(": ", 1)[0].endswith(("Error", "Warning", "Exception")) and ": " in v else v
+        for v in variants
+    ]
     patterns = [item.get("message_template") or item.get("message_2_13") or "TODO the message as torch 2.13 prints it"]
     patterns += [v for v in variants if v and v not in patterns]
     short = exc.rsplit(".", 1)[-1]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+
 TYPE_CHECKING = False  # importing typing is a tenth of the start-up; the annotations are strings
 if TYPE_CHECKING:
     from typing import BinaryIO
@@ -108,7 +109,9 @@ def looks_binary(data: bytes) -> bool:
     if not sample:
         return False
     if sample[:2] in _BOMS:
-        chars = sample[2 : 2 + (len(sample) - 2) // 2 * 2].decode("utf-16-le" if sample[:2] == b"\xff\xfe" else "utf-16-be", "replace")
+        chars = sample[2 : 2 + (len(sample) - 2) // 2 * 2].decode(
+            "utf-16-le" if sample[:2] == b"\xff\xfe" else "utf-16-be", "replace"
+        )
         bad = sum(1 for c in chars if c < " " and c not in "\t\n\x0c\r\x1b")
         return bad > len(chars) * 0.1
     bad = sum(1 for b in sample if b < 32 and b not in (9, 10, 12, 13, 27))

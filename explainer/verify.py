@@ -15,10 +15,10 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
 
 from .kb import Entry, Snippet
 from .patterns import compile_pattern
@@ -53,8 +53,13 @@ class Worker:
         src = str(Path(__file__).resolve().parent.parent)
         env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
         self.proc = subprocess.Popen(
-            args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            text=True, env=env, start_new_session=True,
+            args,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=env,
+            start_new_session=True,
         )
         ready = self._read(START_TIMEOUT)
         if not ready or not ready.get("ready"):
@@ -82,7 +87,10 @@ class Worker:
         if res is None:
             crashed = self.proc.poll() is not None
             self.close()
-            return {"status": "error", "reason": "the snippet crashed its interpreter" if crashed else f"timed out after {timeout:g} s"}
+            return {
+                "status": "error",
+                "reason": "the snippet crashed its interpreter" if crashed else f"timed out after {timeout:g} s",
+            }
         return res
 
     def close(self) -> None:
@@ -148,7 +156,10 @@ def check_reverted(entry: Entry, res: dict) -> tuple[str, str]:
     if exc:
         if exc["type"] == "AssertionError" or _matches_entry(entry, exc["message"]):
             return "pass", ""
-        return "fail", f"reverted, it raised {exc['qualname']}: {exc['message'][:200]} instead of the entry's error or an assertion"
+        return (
+            "fail",
+            f"reverted, it raised {exc['qualname']}: {exc['message'][:200]} instead of the entry's error or an assertion",
+        )
     for w in res.get("warnings", []):
         if _matches_entry(entry, w["message"]):
             return "pass", ""
@@ -180,7 +191,11 @@ def check(entry: Entry, s: Snippet, res: dict) -> tuple[str, str, str]:
         messages = (exc["message"], exc["message"].strip())
         if s is (entry.repros or [s])[0]:
             if not any(first.fullmatch(m) for m in messages):
-                return "fail", f"message does not fully match the first pattern: {exc['message'][:300]!r}", exc["traceback"]
+                return (
+                    "fail",
+                    f"message does not fully match the first pattern: {exc['message'][:300]!r}",
+                    exc["traceback"],
+                )
         elif not any(_full(p, m) for p in entry.meta["patterns"] for m in messages):
             # a variant may show another wording (an older one, another device's): one of the patterns
             return "fail", f"message does not fully match any pattern: {exc['message'][:300]!r}", exc["traceback"]
@@ -210,7 +225,9 @@ def run_snippet(entry: Entry, s: Snippet, worker: Worker, explain_check=None) ->
         problem = explain_check(entry, paste)
         if problem:
             status, reason = "fail", problem
-    return Result(entry.id, snippet_label(entry, s), s.role, status, reason, round(time.perf_counter() - started, 3), paste)
+    return Result(
+        entry.id, snippet_label(entry, s), s.role, status, reason, round(time.perf_counter() - started, 3), paste
+    )
 
 
 def _run(worker: Worker, entry: Entry, s: Snippet, code: str | None = None) -> dict:
@@ -235,7 +252,11 @@ def run_checks(entry: Entry, s: Snippet, worker: Worker, index=None) -> list[Res
     if s.role == "fix" and s.fix_lines and first.status != "skip":
         started = time.perf_counter()
         status, reason = check_reverted(entry, _run(worker, entry, s, s.reverted()))
-        results.append(Result(entry.id, "revert:" + first.snippet, "revert", status, reason, round(time.perf_counter() - started, 3)))
+        results.append(
+            Result(
+                entry.id, "revert:" + first.snippet, "revert", status, reason, round(time.perf_counter() - started, 3)
+            )
+        )
     if s.role == "repro" and index is not None and first.status == "pass" and "raises" in s.options:
         results += _rewrite_checks(entry, s, worker, index, first)
     return results
@@ -251,7 +272,15 @@ def _rewrite_checks(entry: Entry, s: Snippet, worker: Worker, index, repro: Resu
     uf = answer.parsed.user_frame
     if uf is None or uf.line != s.error_line:
         got = f"line {uf.line}" if uf and uf.line else "no line of the snippet"
-        return [Result(entry.id, "mark@" + repro.snippet, "rewrite", "fail", f"'# error' is on line {s.error_line}, but its traceback fails at {got}")]
+        return [
+            Result(
+                entry.id,
+                "mark@" + repro.snippet,
+                "rewrite",
+                "fail",
+                f"'# error' is on line {s.error_line}, but its traceback fails at {got}",
+            )
+        ]
     advice = answer.advice(answer.matches[0])
     by_id = {f["id"]: f for f in advice["fixes"]}
     tested = {f["slug"] for f in entry.fixes if any(x is s for x, *_ in entry.exercising(f))}
@@ -264,7 +293,9 @@ def _rewrite_checks(entry: Entry, s: Snippet, worker: Worker, index, repro: Resu
         label = f"{role}:{slug}@{repro.snippet}"
         fix = by_id.get(slug)
         if not fix or not fix["applies"]:
-            out.append(Result(entry.id, label, role, "fail", "the rewrite does not apply to this reproducer's real traceback"))
+            out.append(
+                Result(entry.id, label, role, "fail", "the rewrite does not apply to this reproducer's real traceback")
+            )
             continue
         at = fix["applies"]["line"] or s.error_line
         patched = apply_to_source(s.code, at, fix["applies"]["kind"], fix["code"])
@@ -275,7 +306,10 @@ def _rewrite_checks(entry: Entry, s: Snippet, worker: Worker, index, repro: Resu
         elif res["status"] != "ok":
             status, reason = "fail", res["reason"]
         elif exc:
-            status, reason = "fail", f"with {fix['code']!r} at line {at} it raised {exc['qualname']}: {exc['message'][:200]}"
+            status, reason = (
+                "fail",
+                f"with {fix['code']!r} at line {at} it raised {exc['qualname']}: {exc['message'][:200]}",
+            )
         else:
             status, reason = "pass", ""
         if role == "first-fix" and status == "fail":

@@ -92,8 +92,15 @@ def _run(path: Path, cwd: Path, timeout: int = TIMEOUT) -> tuple[int | None, str
     env.setdefault("OMP_NUM_THREADS", "1")
     try:
         p = subprocess.run(
-            [sys.executable, str(path)], cwd=cwd, env=env, capture_output=True, text=True,
-            encoding="utf-8", errors="replace", timeout=timeout, stdin=subprocess.DEVNULL,
+            [sys.executable, str(path)],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
         )
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout.decode("utf-8", "replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
@@ -131,9 +138,21 @@ def run_case(path, index, *, timeout: int = TIMEOUT) -> dict:
 
     path = Path(path)
     res: dict = {
-        "script": path.name, "expected": expected_id(path), "top": None, "id_ok": False,
-        "fix": None, "kind": None, "code": None, "applied": False, "passed": False, "reason": "",
-        "fixes": [], "codes_parse": True, "placeholders": [], "first_fix_parses": True, "line": None,
+        "script": path.name,
+        "expected": expected_id(path),
+        "top": None,
+        "id_ok": False,
+        "fix": None,
+        "kind": None,
+        "code": None,
+        "applied": False,
+        "passed": False,
+        "reason": "",
+        "fixes": [],
+        "codes_parse": True,
+        "placeholders": [],
+        "first_fix_parses": True,
+        "line": None,
     }
     if res["expected"] is None:
         res["reason"] = "the script has no '# expect: <id>' first line"
@@ -166,7 +185,9 @@ def run_case(path, index, *, timeout: int = TIMEOUT) -> dict:
             code = f["code"]
             left = placeholders(code)
             ok = code is None or parses(code)
-            res["fixes"].append({"id": f["id"], "applies": (f["applies"] or {}).get("kind"), "parses": ok, "placeholders": left})
+            res["fixes"].append(
+                {"id": f["id"], "applies": (f["applies"] or {}).get("kind"), "parses": ok, "placeholders": left}
+            )
             res["codes_parse"] = res["codes_parse"] and ok
             res["placeholders"] += left
         if fixes:
@@ -178,13 +199,17 @@ def run_case(path, index, *, timeout: int = TIMEOUT) -> dict:
             if res["id_ok"]:
                 uf = answer.parsed.user_frame
                 where = f"{uf.file}:{uf.line} {uf.code!r}" if uf else "no user frame"
-                res["reason"] = f"no fix applies to the failing line ({where}); fixes: {', '.join(f['id'] for f in fixes) or 'none'}"
+                res["reason"] = (
+                    f"no fix applies to the failing line ({where}); fixes: {', '.join(f['id'] for f in fixes) or 'none'}"
+                )
             return res
         res["fix"], res["kind"], res["code"] = first["id"], first["applies"]["kind"], first["code"]
         where = first["applies"]
         res["line"] = where.get("line")
         if not _same_file(where.get("file"), script) or not where.get("line"):
-            res["reason"] = res["reason"] or f"the fix's line is not in the script: {where.get('file')}:{where.get('line')}"
+            res["reason"] = (
+                res["reason"] or f"the fix's line is not in the script: {where.get('file')}:{where.get('line')}"
+            )
             return res
         patched = apply_to_source(source, where["line"], where["kind"], first["code"])
         script.write_text(patched, encoding="utf-8")
@@ -194,7 +219,9 @@ def run_case(path, index, *, timeout: int = TIMEOUT) -> dict:
             res["passed"] = True
         elif not res["reason"]:
             what = f"ran past {timeout}s" if rc2 is None else _last_error(err2)
-            res["reason"] = f"with {first['id']} ({first['code']!r} {where['kind']} line {where['line']}) it still fails: {what}"
+            res["reason"] = (
+                f"with {first['id']} ({first['code']!r} {where['kind']} line {where['line']}) it still fails: {what}"
+            )
         return res
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -213,7 +240,8 @@ def pass_rate(results: list[dict]) -> float:
 
 def build_index(tmpdir: Path | None = None):
     """The real knowledge base compiled into a temporary index (what the tests' fixture does)."""
-    from explainer.index import Index, build_index as build
+    from explainer.index import Index
+    from explainer.index import build_index as build
 
     out = Path(tmpdir or tempfile.mkdtemp(prefix="tbx-index-")) / "index.sqlite"
     build(ROOT / "kb", out)

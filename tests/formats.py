@@ -36,7 +36,7 @@ def ansi(tb: str) -> str:
         if l.startswith("Traceback"):
             out.append(f"\x1b[31m{l}\x1b[0m")
         elif _FRAME.match(l):
-            out.append(re.sub(r'"([^"]+)"', "\x1b[32m\"\\1\"\x1b[0m", l))
+            out.append(re.sub(r'"([^"]+)"', '\x1b[32m"\\1"\x1b[0m', l))
         else:
             out.append(l)
     return "\n".join(out)
@@ -72,7 +72,15 @@ def jupyter_json(tb: str) -> str:
     final = _final_line(tb)
     etype, _, evalue = final.partition(": ")
     body = tb.rstrip("\n").split("\n")
-    return json.dumps({"output_type": "error", "ename": etype, "evalue": evalue, "traceback": [f"\x1b[0;31m{l}\x1b[0m" for l in body]}, indent=1)
+    return json.dumps(
+        {
+            "output_type": "error",
+            "ename": etype,
+            "evalue": evalue,
+            "traceback": [f"\x1b[0;31m{l}\x1b[0m" for l in body],
+        },
+        indent=1,
+    )
 
 
 def pytest_style(tb: str) -> str:
@@ -109,7 +117,9 @@ def windows_paths(tb: str) -> str:
 def dataloader_worker(tb: str) -> str:
     final = _final_line(tb)
     etype = final.split(":", 1)[0]
-    inner = tb.rstrip("\n").replace("Traceback (most recent call last):", "Original Traceback (most recent call last):", 1)
+    inner = tb.rstrip("\n").replace(
+        "Traceback (most recent call last):", "Original Traceback (most recent call last):", 1
+    )
     return (
         "Traceback (most recent call last):\n"
         '  File "train.py", line 40, in <module>\n'
@@ -124,13 +134,12 @@ def dataloader_worker(tb: str) -> str:
 
 def chained_cause(tb: str) -> str:
     return (
-        tb.rstrip("\n")
-        + "\n\nThe above exception was the direct cause of the following exception:\n\n"
+        tb.rstrip("\n") + "\n\nThe above exception was the direct cause of the following exception:\n\n"
         "Traceback (most recent call last):\n"
         '  File "train.py", line 88, in <module>\n'
         "    run(cfg)\n"
         '  File "train.py", line 61, in run\n'
-        "    raise TrainingFailed(f\"step {step} failed\") from exc\n"
+        '    raise TrainingFailed(f"step {step} failed") from exc\n'
         "TrainingFailed: step 12 failed\n"
     )
 

@@ -13,8 +13,34 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
-RUNS = [" ", "\t", "\n", "(", "0, ", "0x", "[", "'", '"', "`", "|", "│ ", "^", "~", "x", ":", "\x1b[", "中", "-", ".",
-        "File \"", "Error: ", " of ", "a.", "\\\"", "\n\t"]
+RUNS = [
+    " ",
+    "\t",
+    "\n",
+    "(",
+    "0, ",
+    "0x",
+    "[",
+    "'",
+    '"',
+    "`",
+    "|",
+    "│ ",
+    "^",
+    "~",
+    "x",
+    ":",
+    "\x1b[",
+    "中",
+    "-",
+    ".",
+    'File "',
+    "Error: ",
+    " of ",
+    "a.",
+    '\\"',
+    "\n\t",
+]
 LENGTHS = (10, 100, 1000, 3000)
 
 
@@ -46,7 +72,7 @@ def mutate(text: str, rnd: random.Random, others: list[str] | None = None) -> st
         elif op == 3:  # whitespace changed everywhere
             text = text.replace(" ", rnd.choice(["  ", "\t", " \t", "   "]))
         elif op == 4 and n:  # cut
-            text = text[: at] if rnd.random() < 0.5 else text[at:]
+            text = text[:at] if rnd.random() < 0.5 else text[at:]
         elif op == 5:  # flattened, or every line wrapped in a box
             text = " ".join(text.split("\n")) if rnd.random() < 0.5 else "\n".join(f"│ {l} │" for l in text.split("\n"))
         elif op == 6:  # closing brackets and quotes removed
@@ -56,7 +82,12 @@ def mutate(text: str, rnd: random.Random, others: list[str] | None = None) -> st
             text = text[:at] + "\n" + rnd.choice(other) + "\n" + text[at:]
         else:  # a run inside the final message
             last = text.rstrip().rfind("\n") + 1
-            text = text[:last] + rnd.choice(["RuntimeError: ", "ValueError: ", ""]) + text[last:] + rnd.choice(RUNS) * rnd.choice(LENGTHS)
+            text = (
+                text[:last]
+                + rnd.choice(["RuntimeError: ", "ValueError: ", ""])
+                + text[last:]
+                + rnd.choice(RUNS) * rnd.choice(LENGTHS)
+            )
     return text[:200_000]
 
 

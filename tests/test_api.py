@@ -20,8 +20,8 @@ with warnings.catch_warnings():  # starlette nudges towards httpx2; httpx is wha
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from api.app import PAGE_HEADERS, create_app, get_index
-from api.models import EntryResponse, ExplainResponse, SearchResponse
+from explainer.api.app import PAGE_HEADERS, create_app, get_index
+from explainer.api.models import EntryResponse, ExplainResponse, SearchResponse
 from explainer.index import Index, build_index
 
 from .conftest import FIXTURES, KB
@@ -36,7 +36,9 @@ MATMUL = """Traceback (most recent call last):
 RuntimeError: mat1 and mat2 shapes cannot be multiplied (32x512 and 256x10)
 """
 ZH_SEED = "训练时出错了，请帮忙看看：\n" + SEED
-NO_5XX = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+NO_5XX = settings(
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 
 
 def tiny_index(tmp_path_factory, ids) -> Index:
@@ -77,6 +79,7 @@ def post_raw(client, data: bytes, content_type: str = "application/json"):
 
 
 # --- liveness, entries ------------------------------------------------------------------------
+
 
 def test_healthz(client):
     r = client.get("/healthz")
@@ -125,6 +128,7 @@ def test_dependency_override_swaps_the_index(tiny, tmp_path_factory):
 
 
 # --- explain ----------------------------------------------------------------------------------
+
 
 def test_explain_seed_in_english(client):
     r = client.post("/v1/explain", json={"text": SEED, "lang": "en"})
@@ -220,10 +224,30 @@ def test_explain_rejects_wrong_shapes_with_422(client, body):
 
 @pytest.mark.parametrize(
     "raw",
-    [b"{bad json", b'{"text": "unterminated', b"\xff\xfe\x00garbage", b'{"text": "\xc3\x28"}', b"[" * 5000,
-     b'{"text": "x", "top": ' + b"9" * 5000 + b"}", b"", b'{"text": "x", "top": NaN}', b"Infinity",
-     b'{"text": "a", "text": 5}'],
-    ids=["syntax", "unterminated", "binary", "bad-utf8", "deep", "huge-int", "empty", "nan", "infinity", "duplicate-key"],
+    [
+        b"{bad json",
+        b'{"text": "unterminated',
+        b"\xff\xfe\x00garbage",
+        b'{"text": "\xc3\x28"}',
+        b"[" * 5000,
+        b'{"text": "x", "top": ' + b"9" * 5000 + b"}",
+        b"",
+        b'{"text": "x", "top": NaN}',
+        b"Infinity",
+        b'{"text": "a", "text": 5}',
+    ],
+    ids=[
+        "syntax",
+        "unterminated",
+        "binary",
+        "bad-utf8",
+        "deep",
+        "huge-int",
+        "empty",
+        "nan",
+        "infinity",
+        "duplicate-key",
+    ],
 )
 def test_explain_malformed_json_is_422(client, raw):
     assert_error(post_raw(client, raw), 422)
@@ -236,6 +260,7 @@ def test_explain_validation_message_never_echoes_the_paste(client):
 
 
 # --- body cap ---------------------------------------------------------------------------------
+
 
 def test_body_over_1_mib_is_413(client):
     body = json.dumps({"text": "x" * (1 << 20)}).encode()
@@ -265,7 +290,7 @@ def test_chunked_413_over_a_real_socket(tiny):
     """uvicorn sets no body limit: the middleware counts bytes as they arrive."""
     import httpx
 
-    from api.threaded import ThreadedServer
+    from explainer.api.threaded import ThreadedServer
 
     def chunks():
         yield b'{"text": "'
@@ -286,6 +311,7 @@ def test_chunked_413_over_a_real_socket(tiny):
 
 # --- search -----------------------------------------------------------------------------------
 
+
 def test_search_two_character_chinese(client):
     r = client.get("/v1/search", params={"q": "标量"})
     assert r.status_code == 200
@@ -304,6 +330,7 @@ def test_search_english_fragment(client):
 def test_search_on_the_real_knowledge_base(index):
     app = create_app(lambda: index)
     with TestClient(app) as c:
+
         def ids(q):
             return [r["id"] for r in c.get("/v1/search", params={"q": q}).json()["results"]]
 
@@ -314,7 +341,10 @@ def test_search_on_the_real_knowledge_base(index):
         assert ids("梯度")
 
 
-@pytest.mark.parametrize("params", [{}, {"q": ""}, {"q": "x" * 1001}, {"q": "a", "lang": "fr"}, {"q": "a", "limit": 0}, {"q": "a", "limit": "many"}])
+@pytest.mark.parametrize(
+    "params",
+    [{}, {"q": ""}, {"q": "x" * 1001}, {"q": "a", "lang": "fr"}, {"q": "a", "limit": 0}, {"q": "a", "limit": "many"}],
+)
 def test_search_bad_parameters_are_422(client, params):
     assert_error(client.get("/v1/search", params=params), 422, "invalid_request")
 
@@ -343,7 +373,7 @@ def test_paste_page(client):
 
 
 def test_static_assets_load_nothing_from_outside():
-    from api.app import STATIC_DIR
+    from explainer.api.app import STATIC_DIR
 
     names = {p.name for p in STATIC_DIR.iterdir()}
     assert {"index.html", "app.js", "style.css", "docs.html", "docs.js"} <= names
@@ -362,14 +392,18 @@ def test_docs_work_offline(client):
     assert {"/v1/explain", "/v1/entries", "/v1/entries/{entry_id}", "/v1/search", "/healthz"} <= set(paths)
     for status in ("404", "413", "422"):
         assert paths["/v1/explain"]["post"]["responses"].get(status) or status == "404"
-    assert paths["/v1/explain"]["post"]["responses"]["422"]["content"]["application/json"]["schema"]["$ref"].endswith("/ErrorResponse")
+    assert paths["/v1/explain"]["post"]["responses"]["422"]["content"]["application/json"]["schema"]["$ref"].endswith(
+        "/ErrorResponse"
+    )
     assert "HTTPValidationError" not in spec["components"]["schemas"]
 
 
 def test_cors_off_by_default(client):
     r = client.get("/healthz", headers={"origin": "https://evil.example"})
     assert "access-control-allow-origin" not in r.headers
-    pre = client.options("/v1/explain", headers={"origin": "https://evil.example", "access-control-request-method": "POST"})
+    pre = client.options(
+        "/v1/explain", headers={"origin": "https://evil.example", "access-control-request-method": "POST"}
+    )
     assert "access-control-allow-origin" not in pre.headers
     assert pre.status_code < 500
 
@@ -381,18 +415,30 @@ def test_cors_configured(tiny, monkeypatch):
         r = c.get("/healthz", headers={"origin": "https://evil.example"})
         assert "access-control-allow-origin" not in r.headers
         # a 413 from the body cap carries the CORS header too, so a browser can read it
-        big = c.post("/v1/explain", content=b"x" * ((1 << 20) + 1), headers={"origin": "https://wiki.example", "content-type": "application/json"})
+        big = c.post(
+            "/v1/explain",
+            content=b"x" * ((1 << 20) + 1),
+            headers={"origin": "https://wiki.example", "content-type": "application/json"},
+        )
         assert big.status_code == 413 and big.headers["access-control-allow-origin"] == "https://wiki.example"
     monkeypatch.setenv("TBX_CORS_ORIGINS", "https://a.example, https://b.example")
     with TestClient(create_app(lambda: tiny)) as c:
-        assert c.get("/healthz", headers={"origin": "https://b.example"}).headers["access-control-allow-origin"] == "https://b.example"
+        assert (
+            c.get("/healthz", headers={"origin": "https://b.example"}).headers["access-control-allow-origin"]
+            == "https://b.example"
+        )
 
 
 # --- nothing leaks, nothing breaks -------------------------------------------------------------
 
+
 def server_lines(caplog) -> str:
     """What the server side logged (httpx, the test's own client, logs the URLs it requests)."""
-    return "\n".join(f"{r.name} {r.getMessage()} {r.exc_text or ''}" for r in caplog.records if not r.name.startswith(("httpx", "httpcore")))
+    return "\n".join(
+        f"{r.name} {r.getMessage()} {r.exc_text or ''}"
+        for r in caplog.records
+        if not r.name.startswith(("httpx", "httpcore"))
+    )
 
 
 class _Broken:
@@ -431,10 +477,17 @@ def test_pastes_are_not_logged(client, caplog):
 
 
 def test_access_log_drops_the_query_string():
-    from api.app import _NoQueryInAccessLog
+    from explainer.api.app import _NoQueryInAccessLog
 
-    rec = logging.LogRecord("uvicorn.access", logging.INFO, __file__, 1, '%s - "%s %s HTTP/%s" %d',
-                            ("127.0.0.1:5", "GET", "/v1/search?q=SECRET", "1.1", 200), None)
+    rec = logging.LogRecord(
+        "uvicorn.access",
+        logging.INFO,
+        __file__,
+        1,
+        '%s - "%s %s HTTP/%s" %d',
+        ("127.0.0.1:5", "GET", "/v1/search?q=SECRET", "1.1", 200),
+        None,
+    )
     _NoQueryInAccessLog().filter(rec)
     assert "SECRET" not in rec.getMessage() and "/v1/search" in rec.getMessage()
 
@@ -474,11 +527,19 @@ def test_property_random_bytes_never_5xx(client, raw):
 
 
 @NO_5XX
-@given(prefix=st.sampled_from(["Traceback (most recent call last):\n", "[rank0]: ", "E   ", "```\n", ""]),
-       middle=st.text(alphabet=st.characters(codec="utf-8"), max_size=400),
-       message=st.sampled_from(["RuntimeError: grad can be implicitly created only for scalar outputs",
-                                "RuntimeError: mat1 and mat2 shapes cannot be multiplied (a x b and c x d)",
-                                "RuntimeError: 梯度只能为标量输出隐式创建", "ValueError:", ""]))
+@given(
+    prefix=st.sampled_from(["Traceback (most recent call last):\n", "[rank0]: ", "E   ", "```\n", ""]),
+    middle=st.text(alphabet=st.characters(codec="utf-8"), max_size=400),
+    message=st.sampled_from(
+        [
+            "RuntimeError: grad can be implicitly created only for scalar outputs",
+            "RuntimeError: mat1 and mat2 shapes cannot be multiplied (a x b and c x d)",
+            "RuntimeError: 梯度只能为标量输出隐式创建",
+            "ValueError:",
+            "",
+        ]
+    ),
+)
 def test_property_traceback_like_text_never_5xx(client, prefix, middle, message):
     r = client.post("/v1/explain", json={"text": prefix + middle + "\n" + message, "lang": "both"})
     assert r.status_code in (200, 422), r.text
@@ -507,14 +568,19 @@ def test_tbx_serve_starts_and_answers(workers, tmp_path):
 
     import httpx
 
-    from api.threaded import free_port
+    from explainer.api.threaded import free_port
 
     from .conftest import ROOT
 
     port = free_port()
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.Popen([sys.executable, "-m", "explainer", "serve", "--port", str(port), "--workers", str(workers)],
-                            cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "explainer", "serve", "--port", str(port), "--workers", str(workers)],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 90
         while True:

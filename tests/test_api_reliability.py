@@ -18,9 +18,8 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from fastapi.testclient import TestClient
 
-import api.app as app_module
-from api.app import ExplainPool, Unavailable, create_app
-
+import explainer.api.app as app_module
+from explainer.api.app import ExplainPool, Unavailable, create_app
 from explainer.budget import Budget
 
 from .test_api import MATMUL, SEED, TINY, assert_error, tiny_index
@@ -48,7 +47,10 @@ def test_overload_is_503_in_the_error_shape(tiny, monkeypatch):
     app = create_app(lambda: tiny, cors_origins=[], max_concurrency=1, queue=0)
     with TestClient(app) as client:
         results = []
-        threads = [threading.Thread(target=lambda: results.append(client.post("/v1/explain", json={"text": SEED}))) for _ in range(4)]
+        threads = [
+            threading.Thread(target=lambda: results.append(client.post("/v1/explain", json={"text": SEED})))
+            for _ in range(4)
+        ]
         for t in threads:
             t.start()
         for t in threads:
@@ -100,12 +102,15 @@ def test_partial_answers_say_so(tiny, monkeypatch):
     import explainer.core as core
 
     real = core.explain_text
+
     def spent():  # a deadline already passed and noticed: the answer is partial whatever is left to do
         b = Budget(0.0)
         b.spent()
         return b
 
-    monkeypatch.setattr(app_module, "explain_text", lambda text, index, top=3: real(text, index, top=top, budget=spent()))
+    monkeypatch.setattr(
+        app_module, "explain_text", lambda text, index, top=3: real(text, index, top=top, budget=spent())
+    )
     with TestClient(create_app(lambda: tiny, cors_origins=[])) as client:
         data = client.post("/v1/explain", json={"text": MATMUL}).json()
     assert data["partial"] is True and {"parsed", "matches", "abstained", "ambiguous", "lang"} <= set(data)
@@ -119,17 +124,29 @@ def test_top_is_an_integer_in_the_schema_and_in_validation(tiny):
         # JSON Schema counts 10.0 as an integer: so does the API
         r = client.post("/v1/explain", json={"text": MATMUL, "top": 10.0})
         assert r.status_code == 200, r.text
-        r1 = client.post("/v1/explain", content=b'{"text": "x", "top": 1e0}', headers={"content-type": "application/json"})
+        r1 = client.post(
+            "/v1/explain", content=b'{"text": "x", "top": 1e0}', headers={"content-type": "application/json"}
+        )
         assert r1.status_code == 200, r1.text
         for bad in (2.5, 10.5, 11.0, 0.0, True, "3"):
             assert_error(client.post("/v1/explain", json={"text": "x", "top": bad}), 422)
 
 
-@pytest.mark.parametrize("method,path,body", [
-    ("get", "/healthz", None), ("get", "/v1/entries", None), ("get", "/v1/entries/nope", None),
-    ("post", "/v1/explain", {"text": SEED}), ("post", "/v1/explain", {"text": ""}), ("get", "/nowhere", None),
-    ("get", "/", None), ("get", "/openapi.json", None), ("get", "/v1/search?q=grad", None), ("get", "/static/app.js", None),
-])
+@pytest.mark.parametrize(
+    "method,path,body",
+    [
+        ("get", "/healthz", None),
+        ("get", "/v1/entries", None),
+        ("get", "/v1/entries/nope", None),
+        ("post", "/v1/explain", {"text": SEED}),
+        ("post", "/v1/explain", {"text": ""}),
+        ("get", "/nowhere", None),
+        ("get", "/", None),
+        ("get", "/openapi.json", None),
+        ("get", "/v1/search?q=grad", None),
+        ("get", "/static/app.js", None),
+    ],
+)
 def test_every_response_says_nosniff(tiny, method, path, body):
     with TestClient(create_app(lambda: tiny, cors_origins=[])) as client:
         r = getattr(client, method)(path, **({"json": body} if body is not None else {}))
@@ -157,7 +174,7 @@ def test_serve_passes_its_limits_to_uvicorn(monkeypatch):
     app_module.serve(port=9, max_concurrency=3, queue=7, timeout=2.5, max_connections=99)
     assert seen["limit_concurrency"] == 99 and seen["timeout_keep_alive"] == 2.5
     app_module.serve(port=9, workers=2, max_concurrency=3, queue=7, timeout=30, max_connections=50)
-    assert seen["app"] == "api.app:app_factory" and seen["workers"] == 2 and seen["timeout_keep_alive"] == 5
+    assert seen["app"] == "explainer.api.app:app_factory" and seen["workers"] == 2 and seen["timeout_keep_alive"] == 5
     import os
 
     try:
@@ -175,8 +192,12 @@ def test_tbx_serve_options_and_defaults():
     assert (args.max_concurrency, args.queue, args.timeout, args.max_connections) == (4, 128, 10.0, 512)
     args = build_parser().parse_args(["serve", "--max-concurrency", "2", "--timeout", "3"])
     assert args.max_concurrency == 2 and args.timeout == 3.0
-    assert (app_module.DEFAULT_MAX_CONCURRENCY, app_module.DEFAULT_QUEUE, app_module.DEFAULT_TIMEOUT_S,
-            app_module.DEFAULT_MAX_CONNECTIONS) == (4, 128, 10.0, 512)  # the CLI's defaults are the app's
+    assert (
+        app_module.DEFAULT_MAX_CONCURRENCY,
+        app_module.DEFAULT_QUEUE,
+        app_module.DEFAULT_TIMEOUT_S,
+        app_module.DEFAULT_MAX_CONNECTIONS,
+    ) == (4, 128, 10.0, 512)  # the CLI's defaults are the app's
 
 
 def test_tbx_serve_rejects_bad_limits():

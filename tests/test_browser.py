@@ -21,8 +21,13 @@ TITLE_EN = "backward() called on a tensor that is not a scalar"
 TITLE_ZH = "对非标量张量调用 backward()"
 
 if not (CHROMIUM.exists() or shutil.which("chromium")):
-    pytest.skip("needs Debian's chromium at /usr/bin/chromium (apt-get install chromium fonts-noto-cjk)", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api", reason="needs the Python package playwright (pip install playwright; no browser download)")
+    pytest.skip(
+        "needs Debian's chromium at /usr/bin/chromium (apt-get install chromium fonts-noto-cjk)",
+        allow_module_level=True,
+    )
+sync_api = pytest.importorskip(
+    "playwright.sync_api", reason="needs the Python package playwright (pip install playwright; no browser download)"
+)
 pytest.importorskip("uvicorn", reason="needs uvicorn")
 
 
@@ -31,8 +36,8 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def server(index):
-    from api.app import create_app
-    from api.threaded import ThreadedServer
+    from explainer.api.app import create_app
+    from explainer.api.threaded import ThreadedServer
 
     with ThreadedServer(create_app(lambda: index)) as url:
         yield url
@@ -136,7 +141,9 @@ def test_copy_button_copies_the_fix(page, server, browser):
 
 def test_page_escapes_the_paste(page, server):
     page.goto(server + "/")
-    evil = SEED.replace("loss.backward()", "loss.backward()  # <img src=x onerror=window.__pwned=1><script>window.__pwned=2</script>")
+    evil = SEED.replace(
+        "loss.backward()", "loss.backward()  # <img src=x onerror=window.__pwned=1><script>window.__pwned=2</script>"
+    )
     page.fill("#paste", evil)
     explain_in(page, "en")
     assert page.evaluate("window.__pwned === undefined")

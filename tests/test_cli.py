@@ -15,14 +15,25 @@ PASTE = FIXTURES / "pastes" / "backward_flat_windows.txt"
 
 
 def tbx(*args, stdin: bytes | None = None, timeout: int = 120):
-    return subprocess.run([sys.executable, "-m", "explainer", *args], input=stdin, capture_output=True, cwd=ROOT, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "explainer", *args], input=stdin, capture_output=True, cwd=ROOT, timeout=timeout
+    )
 
 
 def test_explain_json_follows_the_interface():
     out = tbx("explain", str(PASTE), "--json")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
-    assert set(data["parsed"]) >= {"exc_type", "message", "frames", "chain", "user_frame", "signals", "others", "format"}
+    assert set(data["parsed"]) >= {
+        "exc_type",
+        "message",
+        "frames",
+        "chain",
+        "user_frame",
+        "signals",
+        "others",
+        "format",
+    }
     top = data["matches"][0]
     assert top["id"] == "backward-non-scalar-output"
     assert set(top) >= {"id", "score", "title", "reasons", "captures"} and 0 <= top["score"] <= 1
@@ -51,7 +62,13 @@ def test_seed_paste_is_explained():
 
 @pytest.mark.parametrize(
     "args,stdin",
-    [(("explain",), b""), (("explain",), b"   \n\n"), (("explain", "/nonexistent/paste.txt"), None), (("explain",), bytes(range(256)) * 50), (("show", "no-such-entry"), None)],
+    [
+        (("explain",), b""),
+        (("explain",), b"   \n\n"),
+        (("explain", "/nonexistent/paste.txt"), None),
+        (("explain",), bytes(range(256)) * 50),
+        (("show", "no-such-entry"), None),
+    ],
     ids=["empty", "blank", "missing-file", "binary", "unknown-id"],
 )
 def test_bad_input_is_one_line_and_exit_2(args, stdin):
@@ -62,7 +79,7 @@ def test_bad_input_is_one_line_and_exit_2(args, stdin):
 
 
 def test_not_a_traceback_abstains_with_exit_0():
-    out = tbx("explain", "--json", stdin="Hello, how do I install this on Windows?".encode())
+    out = tbx("explain", "--json", stdin=b"Hello, how do I install this on Windows?")
     assert out.returncode == 0
     assert json.loads(out.stdout)["matches"] == []
 
@@ -78,7 +95,10 @@ def test_parse_list_show_search():
     ids = {e["id"] for e in json.loads(tbx("list", "--json").stdout)["entries"]}
     assert "backward-non-scalar-output" in ids
     assert "反向传播" in tbx("show", "backward-non-scalar-output", "--lang", "zh").stdout.decode()
-    for query, want in (("标量", "backward-non-scalar-output"), ("shapes cannot be multiplied", "matmul-shape-mismatch")):
+    for query, want in (
+        ("标量", "backward-non-scalar-output"),
+        ("shapes cannot be multiplied", "matmul-shape-mismatch"),
+    ):
         results = json.loads(tbx("search", query, "--json").stdout)["results"]
         if want in ids:
             assert want in [r["id"] for r in results[:3]], (query, results[:3])
@@ -89,8 +109,8 @@ def test_json_path_imports_no_heavy_modules():
         "import sys, io; sys.argv=['tbx','explain','--json',%r]; sys.stdout=io.StringIO();"
         "from explainer.cli import main; main();"
         "heavy=[m for m in ('torch','fastapi','rich','markdown_it','sqlite_utils','IPython') if m in sys.modules];"
-        "sys.stdout=sys.__stdout__; print(','.join(heavy))" % str(PASTE)
-    )
+        "sys.stdout=sys.__stdout__; print(','.join(heavy))"
+    ).replace("%r", repr(str(PASTE)))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "", f"imported on the --json path: {out.stdout}"
@@ -107,7 +127,7 @@ def test_readme_documents_every_command_and_route():
     assert commands <= documented | {"run"} and "python -m explainer run" in readme
     assert documented <= commands, documented - commands
     pytest.importorskip("fastapi")
-    from api.app import create_app
+    from explainer.api.app import create_app
 
     routes = set(create_app().openapi()["paths"])
     for path in routes:
@@ -118,7 +138,9 @@ def test_missing_index_is_reported_in_one_line(tmp_path):
     import os
 
     env = {**os.environ, "TBX_INDEX": str(tmp_path / "none" / "index.sqlite"), "TBX_KB": str(tmp_path / "no-kb")}
-    out = subprocess.run([sys.executable, "-m", "explainer", "explain", str(PASTE)], capture_output=True, cwd=ROOT, timeout=120, env=env)
+    out = subprocess.run(
+        [sys.executable, "-m", "explainer", "explain", str(PASTE)], capture_output=True, cwd=ROOT, timeout=120, env=env
+    )
     assert out.returncode == 2
     err = out.stderr.decode().strip()
     assert "tbx build" in err and "\n" not in err
@@ -132,18 +154,36 @@ def test_stale_index_is_rebuilt(tmp_path):
     kb.mkdir()
     shutil.copy(ROOT / "kb" / "backward-non-scalar-output.md", kb)
     env = {**os.environ, "TBX_INDEX": str(tmp_path / "index.sqlite"), "TBX_KB": str(kb)}
-    first = json.loads(subprocess.run([sys.executable, "-m", "explainer", "list", "--json"], capture_output=True, cwd=ROOT, timeout=120, env=env).stdout)
+    first = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "explainer", "list", "--json"], capture_output=True, cwd=ROOT, timeout=120, env=env
+        ).stdout
+    )
     assert [e["id"] for e in first["entries"]] == ["backward-non-scalar-output"]
     shutil.copy(ROOT / "kb" / "backward-complex-output.md", kb)  # kb changed: the next start rebuilds
-    second = json.loads(subprocess.run([sys.executable, "-m", "explainer", "list", "--json"], capture_output=True, cwd=ROOT, timeout=120, env=env).stdout)
+    second = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "explainer", "list", "--json"], capture_output=True, cwd=ROOT, timeout=120, env=env
+        ).stdout
+    )
     assert {e["id"] for e in second["entries"]} == {"backward-non-scalar-output", "backward-complex-output"}
 
 
 @pytest.mark.parametrize(
     "argv",
-    [["explain"], ["explain", "-"], ["explain", "p.txt", "--json"], ["explain", "--lang", "zh", "p.txt"],
-     ["explain", "--top", "5", "--json", "--lang", "both"], ["explain", "--top", "0"], ["explain", "--lang", "fr"],
-     ["explain", "--lang=zh"], ["explain", "a", "b"], ["explain", "-h"], ["list"]],
+    [
+        ["explain"],
+        ["explain", "-"],
+        ["explain", "p.txt", "--json"],
+        ["explain", "--lang", "zh", "p.txt"],
+        ["explain", "--top", "5", "--json", "--lang", "both"],
+        ["explain", "--top", "0"],
+        ["explain", "--lang", "fr"],
+        ["explain", "--lang=zh"],
+        ["explain", "a", "b"],
+        ["explain", "-h"],
+        ["list"],
+    ],
 )
 def test_quick_explain_arguments_agree_with_argparse(argv):
     """The explain fast path reads exactly what argparse reads, or hands over to argparse."""
@@ -160,13 +200,30 @@ def test_new_scaffolds_an_entry_that_lint_rejects_until_written(tmp_path):
     import json as _json
 
     catalog = tmp_path / "catalog.jsonl"
-    catalog.write_text(_json.dumps({"id": "bmm-shape-mismatch", "category": "shape", "kind": "error", "exc_type": "RuntimeError",
-                                    "message_template": "Expected size for first two dimensions of batch2 tensor to be: {expected} but got: {actual}.",
-                                    "message_variants": ["RuntimeError: batch1 must be a 3D tensor (executed)"], "frames": []}) + "\n", encoding="utf-8")
+    catalog.write_text(
+        _json.dumps(
+            {
+                "id": "bmm-shape-mismatch",
+                "category": "shape",
+                "kind": "error",
+                "exc_type": "RuntimeError",
+                "message_template": "Expected size for first two dimensions of batch2 tensor to be: {expected} but got: {actual}.",
+                "message_variants": ["RuntimeError: batch1 must be a 3D tensor (executed)"],
+                "frames": [],
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     kb = tmp_path / "kb"
     kb.mkdir()
     env = {**os.environ, "TBX_KB": str(kb)}
-    run = lambda *a: subprocess.run([sys.executable, "-m", "explainer", *a], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+
+    def run(*a):
+        return subprocess.run(
+            [sys.executable, "-m", "explainer", *a], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120
+        )
+
     proc = run("new", "bmm-shape-mismatch", "--catalog", str(catalog))
     assert proc.returncode == 0, proc.stderr
     text = (kb / "bmm-shape-mismatch.md").read_text(encoding="utf-8")

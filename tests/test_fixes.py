@@ -22,28 +22,64 @@ CASES = [
     ("method view -> reshape", "y = x.transpose(1, 2).view(2, 5, 32)", "y = x.transpose(1, 2).reshape(2, 5, 32)"),
     ("receiver backward -> {}.mean()", "loss.backward()", "loss.mean().backward()"),
     ("receiver backward -> {}.mean()", "(a * b).backward()", "((a * b).mean()).backward()"),
-    ("arg cross_entropy 1 -> {}.long()", "loss = F.cross_entropy(logits, labels)", "loss = F.cross_entropy(logits, labels.long())"),
+    (
+        "arg cross_entropy 1 -> {}.long()",
+        "loss = F.cross_entropy(logits, labels)",
+        "loss = F.cross_entropy(logits, labels.long())",
+    ),
     ("arg * 1 -> {}.long()", "loss = criterion(out, y + 1)", "loss = criterion(out, (y + 1).long())"),
-    ("arg Linear in_features= -> {m1_cols}", "fc = nn.Linear(in_features=28, out_features=10)", "fc = nn.Linear(in_features=784, out_features=10)"),
+    (
+        "arg Linear in_features= -> {m1_cols}",
+        "fc = nn.Linear(in_features=28, out_features=10)",
+        "fc = nn.Linear(in_features=784, out_features=10)",
+    ),
     ("kwarg backward retain_graph=True", "loss.backward()", "loss.backward(retain_graph=True)"),
     ("kwarg backward retain_graph=True", "loss.backward(retain_graph=False)", "loss.backward(retain_graph=True)"),
-    ("method view -> flatten\nargs view -> 1", "out = self.fc(x.view(x.size(0), 16 * 5 * 5))", "out = self.fc(x.flatten(1))"),
+    (
+        "method view -> flatten\nargs view -> 1",
+        "out = self.fc(x.view(x.size(0), 16 * 5 * 5))",
+        "out = self.fc(x.flatten(1))",
+    ),
     ("args * -> {}, dim=0", "y = torch.cat((a, b))", "y = torch.cat((a, b), dim=0)"),
-    ("arg * 0 -> {}[:, :3]", "feats = self.pool(self.stem(x)).flatten(1)", "feats = self.pool(self.stem(x)[:, :3]).flatten(1)"),
+    (
+        "arg * 0 -> {}[:, :3]",
+        "feats = self.pool(self.stem(x)).flatten(1)",
+        "feats = self.pool(self.stem(x)[:, :3]).flatten(1)",
+    ),
     ("value -> ({}).any()", "if torch.isnan(out):", "if (torch.isnan(out)).any():"),
     ("bitwise", "mask = x > 0 and x < 1", "mask = (x > 0) & (x < 1)"),
     ("bitwise", "keep = not done", "keep = ~(done)"),
-    ("value -> DataLoader({}.dataset, collate_fn=pad)", "for batch in loader:", "for batch in DataLoader(loader.dataset, collate_fn=pad):"),
-    ("arg * {pos}-1 -> torch.as_tensor({})", "loss = F.cross_entropy(logits, labels)", "loss = F.cross_entropy(logits, torch.as_tensor(labels))"),
+    (
+        "value -> DataLoader({}.dataset, collate_fn=pad)",
+        "for batch in loader:",
+        "for batch in DataLoader(loader.dataset, collate_fn=pad):",
+    ),
+    (
+        "arg * {pos}-1 -> torch.as_tensor({})",
+        "loss = F.cross_entropy(logits, labels)",
+        "loss = F.cross_entropy(logits, torch.as_tensor(labels))",
+    ),
     ("kwarg sum dim=1", "s = x.sum(0, keepdim=True)", "s = x.sum(0, keepdim=True, dim=1)"),
     ("call from_numpy -> {}.float()", "x = torch.from_numpy(features)", "x = torch.from_numpy(features).float()"),
     ("value -> {}.float()", "h = model(x) + 1", "h = (model(x) + 1).float()"),
     ("line -> {target|y} = None", "a.b = foo(3)", "a.b = None"),
-    ("before {arg0} = {arg0}.flatten(1)\nvalue -> {}.squeeze(1)", "out = self.fc(x)", "x = x.flatten(1)\nout = self.fc(x).squeeze(1)"),
+    (
+        "before {arg0} = {arg0}.flatten(1)\nvalue -> {}.squeeze(1)",
+        "out = self.fc(x)",
+        "x = x.flatten(1)\nout = self.fc(x).squeeze(1)",
+    ),
     ("method view -> reshape", "y = x.view(3)  # a comment with .view(", "y = x.reshape(3)"),
     ("method view -> reshape", "s = '数据'.strip(); y = x.view(-1)", None),  # two statements: not one line to rewrite
-    ("name mean,std -> {}[:, None, None]", "img = (img - MEAN) / STD", "img = (img - MEAN[:, None, None]) / STD[:, None, None]"),
-    ("name mean,std -> {}[:, None, None]", "x = (x - self.pixel_mean) / self.pixel_std", "x = (x - self.pixel_mean[:, None, None]) / self.pixel_std[:, None, None]"),
+    (
+        "name mean,std -> {}[:, None, None]",
+        "img = (img - MEAN) / STD",
+        "img = (img - MEAN[:, None, None]) / STD[:, None, None]",
+    ),
+    (
+        "name mean,std -> {}[:, None, None]",
+        "x = (x - self.pixel_mean) / self.pixel_std",
+        "x = (x - self.pixel_mean[:, None, None]) / self.pixel_std[:, None, None]",
+    ),
     ("name mean -> {}[:, None]", "y = mean(x) + meaning", None),  # a called function and a longer word are not the name
 ]
 
@@ -67,11 +103,19 @@ def test_a_rewrite_that_finds_nothing_does_not_apply():
 
 
 def test_insert_before_and_apply_to_source_keep_indentation():
-    kind, code = apply(parse_ops("before {arg0} = {arg0}.flatten(1)"), "return self.fc(x)", code_values_of("return self.fc(x)"))
+    kind, code = apply(
+        parse_ops("before {arg0} = {arg0}.flatten(1)"), "return self.fc(x)", code_values_of("return self.fc(x)")
+    )
     assert (kind, code) == ("insert_before", "x = x.flatten(1)")
     src = "class M:\n    def forward(self, x):\n        return self.fc(x)\n"
-    assert apply_to_source(src, 3, kind, code) == "class M:\n    def forward(self, x):\n        x = x.flatten(1)\n        return self.fc(x)\n"
-    assert apply_to_source(src, 3, "replace_line", "a = 1\nreturn a") == "class M:\n    def forward(self, x):\n        a = 1\n        return a\n"
+    assert (
+        apply_to_source(src, 3, kind, code)
+        == "class M:\n    def forward(self, x):\n        x = x.flatten(1)\n        return self.fc(x)\n"
+    )
+    assert (
+        apply_to_source(src, 3, "replace_line", "a = 1\nreturn a")
+        == "class M:\n    def forward(self, x):\n        a = 1\n        return a\n"
+    )
 
 
 def code_values_of(line):
@@ -96,28 +140,66 @@ def test_carets_point_the_rewrite_at_the_call_that_failed():
 
     values = code_values(uf.code, uf.focus)
     assert values["call"] == "self.hidden" and values["arg0"] == "x"
-    assert apply(parse_ops("arg * 0 -> {}.float()"), uf.code, values)[1] == "return torch.relu(self.hidden(x.float()).float())"
+    assert (
+        apply(parse_ops("arg * 0 -> {}.float()"), uf.code, values)[1]
+        == "return torch.relu(self.hidden(x.float()).float())"
+    )
     # without carets: the outermost call of a named callee
-    assert apply(parse_ops("arg * 0 -> {}.float()"), uf.code, code_values(uf.code))[1] == "return torch.relu(self.hidden(x).float().float())"
+    assert (
+        apply(parse_ops("arg * 0 -> {}.float()"), uf.code, code_values(uf.code))[1]
+        == "return torch.relu(self.hidden(x).float().float())"
+    )
 
 
 def test_malformed_rewrites_are_rejected():
-    for bad in ("rename view reshape", "method view reshape", "", "kwarg backward", "arg x -> y", "target backward",
-                "kwarg backward retain_graph=True\ntarget backward", "name Mean -> {}"):
+    for bad in (
+        "rename view reshape",
+        "method view reshape",
+        "",
+        "kwarg backward",
+        "arg x -> y",
+        "target backward",
+        "kwarg backward retain_graph=True\ntarget backward",
+        "name Mean -> {}",
+    ):
         with pytest.raises(RewriteError):
             parse_ops(bad)
 
 
-LINES = st.sampled_from([
-    "loss.backward()", "y = x.view(2, -1)", "out = model(x)", "loss = F.cross_entropy(out, y)", "x = torch.from_numpy(a)",
-    "for i in range(3): pass", "return self.fc(x.view(x.size(0), -1))", "a, b = f(x), g(y)", "x[0] = y", "print('`x`')",
-    "y = x.transpose(1, 2).view(2, 5, 32)", "with torch.no_grad(): y = m(x)", "lambda: 0", "x = ", "@@@", "",
-])
-OPS = st.sampled_from([
-    "method view -> reshape", "receiver backward -> {}.mean()", "arg * 0 -> {}.float()", "arg cross_entropy 1 -> {}.long()",
-    "kwarg * dim=1", "call from_numpy -> {}.float()", "value -> {}.detach()", "before {arg0} = {arg0}.flatten(1)",
-    "line -> {target|y} = {call|f}()", "receiver view -> {}.contiguous()",
-])
+LINES = st.sampled_from(
+    [
+        "loss.backward()",
+        "y = x.view(2, -1)",
+        "out = model(x)",
+        "loss = F.cross_entropy(out, y)",
+        "x = torch.from_numpy(a)",
+        "for i in range(3): pass",
+        "return self.fc(x.view(x.size(0), -1))",
+        "a, b = f(x), g(y)",
+        "x[0] = y",
+        "print('`x`')",
+        "y = x.transpose(1, 2).view(2, 5, 32)",
+        "with torch.no_grad(): y = m(x)",
+        "lambda: 0",
+        "x = ",
+        "@@@",
+        "",
+    ]
+)
+OPS = st.sampled_from(
+    [
+        "method view -> reshape",
+        "receiver backward -> {}.mean()",
+        "arg * 0 -> {}.float()",
+        "arg cross_entropy 1 -> {}.long()",
+        "kwarg * dim=1",
+        "call from_numpy -> {}.float()",
+        "value -> {}.detach()",
+        "before {arg0} = {arg0}.flatten(1)",
+        "line -> {target|y} = {call|f}()",
+        "receiver view -> {}.contiguous()",
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -134,7 +216,10 @@ def test_a_rewrite_either_gives_valid_python_or_does_not_apply(line, ops, junk):
 
 
 def test_evidence_expressions_are_a_small_safe_language():
-    assert evaluate(check_expression("m2_rows % m1_cols == 0 and m2_rows > m1_cols"), {"m1_cols": "28", "m2_rows": "784"}) is True
+    assert (
+        evaluate(check_expression("m2_rows % m1_cols == 0 and m2_rows > m1_cols"), {"m1_cols": "28", "m2_rows": "784"})
+        is True
+    )
     assert evaluate(check_expression("a != b"), {"a": "3", "b": "3"}) is False
     for bad in ("__import__('os')", "a.b", "f(1)", "[1, 2]", "a ** 99999", "lambda: 1"):
         with pytest.raises(EvidenceError):
@@ -153,10 +238,24 @@ def _parsed(code="loss.backward()", message="grad can be implicitly created only
 DOC = {
     "causes": [
         {"slug": "first", "title_en": "First", "title_zh": "第一", "en": "", "zh": "", "evidence": None},
-        {"slug": "second", "title_en": "Second", "title_zh": "第二", "en": "", "zh": "",
-         "evidence": {"if": [{"code": r"\.view\(", "en": "your line calls `.view()`", "zh": "你这一行调用了 `.view()`"}]}},
-        {"slug": "third", "title_en": "Third", "title_zh": "第三", "en": "", "zh": "",
-         "evidence": {"unless": [{"when": "n == 3"}]}},
+        {
+            "slug": "second",
+            "title_en": "Second",
+            "title_zh": "第二",
+            "en": "",
+            "zh": "",
+            "evidence": {
+                "if": [{"code": r"\.view\(", "en": "your line calls `.view()`", "zh": "你这一行调用了 `.view()`"}]
+            },
+        },
+        {
+            "slug": "third",
+            "title_en": "Third",
+            "title_zh": "第三",
+            "en": "",
+            "zh": "",
+            "evidence": {"unless": [{"when": "n == 3"}]},
+        },
     ],
     "fixes": [
         {"slug": "for-first", "causes": ["first"], "template": "x = 1", "rewrite": None},
@@ -190,7 +289,9 @@ def test_prose_values_go_in_as_code_and_cannot_inject_markup():
     html = markdown_to_html(text)
     assert "<a " not in html and "<img" not in html
     for hostile in ("`", "``x``", "a`b", "`` ` ``"):
-        assert "<code>" in markdown_to_html(code_span(hostile)) and "<a" not in markdown_to_html(code_span(hostile + "](http://x)"))
+        assert "<code>" in markdown_to_html(code_span(hostile)) and "<a" not in markdown_to_html(
+            code_span(hostile + "](http://x)")
+        )
 
 
 def test_evidence_context_is_capped():
@@ -231,7 +332,10 @@ def test_verify_catches_a_rewrite_that_does_not_fix_the_reproducers(tmp_path, wo
     entry = _entry_with(tmp_path, "receiver backward -> {}.mean()", "receiver backward -> {}.abs()")
     doc = index.entry(entry.id)
     # the index the answer is built from must carry the broken rewrite too
-    broken = dict(doc, fixes=[dict(f, rewrite="receiver backward -> {}.abs()") if f["slug"] == "reduce" else f for f in doc["fixes"]])
+    broken = dict(
+        doc,
+        fixes=[dict(f, rewrite="receiver backward -> {}.abs()") if f["slug"] == "reduce" else f for f in doc["fixes"]],
+    )
     index._docs[entry.id] = broken
     try:
         repro = entry.repros[0]
@@ -281,10 +385,22 @@ def test_the_worker_restores_the_environment(worker):
     entry = read_entry(KB / "backward-non-scalar-output.md")
     # (the first torch.compile of a process turns distributions' validation off for good: a snippet
     # of another entry did, and every distributions reproducer after it in that worker failed)
-    setter = Snippet("fix", "import os, torch\nos.environ['TBX_LEAK'] = '1'\ntorch.set_default_dtype(torch.float64)\n"
-                     "torch.distributions.Distribution.set_default_validate_args(False)\nassert True\n", {}, 1, "x")
-    checker = Snippet("fix", "import os, torch\nassert 'TBX_LEAK' not in os.environ\nassert torch.get_default_dtype() == torch.float32\n"
-                      "assert torch.distributions.Distribution._validate_args is __debug__\n", {}, 2, "x")
+    setter = Snippet(
+        "fix",
+        "import os, torch\nos.environ['TBX_LEAK'] = '1'\ntorch.set_default_dtype(torch.float64)\n"
+        "torch.distributions.Distribution.set_default_validate_args(False)\nassert True\n",
+        {},
+        1,
+        "x",
+    )
+    checker = Snippet(
+        "fix",
+        "import os, torch\nassert 'TBX_LEAK' not in os.environ\nassert torch.get_default_dtype() == torch.float32\n"
+        "assert torch.distributions.Distribution._validate_args is __debug__\n",
+        {},
+        2,
+        "x",
+    )
     from explainer.verify import run_snippet
 
     assert run_snippet(entry, setter, worker).status == "pass"
@@ -312,7 +428,11 @@ def test_json_answer_carries_ranked_causes_and_fixes(index):
         assert m["id"] == "backward-non-scalar-output"
         first = m["fixes"][0]
         assert set(first) == {"id", "title", "causes", "code", "applies", "verified"}
-        assert first["code"] == "loss.mean().backward()" and first["applies"] == {"kind": "replace_line", "file": "train.py", "line": 40}
+        assert first["code"] == "loss.mean().backward()" and first["applies"] == {
+            "kind": "replace_line",
+            "file": "train.py",
+            "line": 40,
+        }
         assert first["verified"] is True
         assert m["causes"][0]["id"] == "per-sample-loss" and m["causes"][0]["evidence"]
         assert all(isinstance(e, str) for c in m["causes"] for e in c["evidence"])
@@ -396,17 +516,26 @@ def test_the_cli_reads_the_users_file_and_the_api_never_does(tmp_path, index):
     script = tmp_path / "train.py"
     script.write_text("\n".join(TRAIN), encoding="utf-8")
     fail = TRAIN.index("    loss.backward()") + 1
-    paste = (f'Traceback (most recent call last):\n  File "{script}", line {fail}, in step\n    loss.backward()\n'
-             "RuntimeError: element 0 of tensors does not require grad and does not have a grad_fn\n")
-    out = subprocess.run([sys.executable, "-m", "explainer", "explain", "-", "--json"], input=paste, text=True,
-                         capture_output=True, cwd=ROOT, timeout=120, env={**os.environ})
+    paste = (
+        f'Traceback (most recent call last):\n  File "{script}", line {fail}, in step\n    loss.backward()\n'
+        "RuntimeError: element 0 of tensors does not require grad and does not have a grad_fn\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "explainer", "explain", "-", "--json"],
+        input=paste,
+        text=True,
+        capture_output=True,
+        cwd=ROOT,
+        timeout=120,
+        env={**os.environ},
+    )
     fixes = {f["id"]: f for f in json.loads(out.stdout)["matches"][0]["fixes"]}
     assert fixes["enable-grad"]["applies"] == {"kind": "replace_line", "file": str(script), "line": fail - 3}
     assert fixes["enable-grad"]["code"] == "with torch.enable_grad():"
 
     from fastapi.testclient import TestClient
 
-    from api.app import create_app
+    from explainer.api.app import create_app
 
     with TestClient(create_app(lambda: index, cors_origins=[])) as client:
         body = client.post("/v1/explain", json={"text": paste}).json()

@@ -89,11 +89,28 @@ def test_recording_is_off_by_default_and_on_with_tbx_gaps(tmp_path):
     path = tmp_path / "g.sqlite"
     env = {**os.environ, "TBX_GAPS_PATH": str(path)}
     env.pop("TBX_GAPS", None)
-    run = lambda e: subprocess.run([sys.executable, "-m", "explainer", "explain", "--json", "-"], input=PASTES[1], text=True,
-                                   capture_output=True, cwd=ROOT, env=e, timeout=120)
+
+    def run(e):
+        return subprocess.run(
+            [sys.executable, "-m", "explainer", "explain", "--json", "-"],
+            input=PASTES[1],
+            text=True,
+            capture_output=True,
+            cwd=ROOT,
+            env=e,
+            timeout=120,
+        )
+
     assert run(env).returncode == 0 and not path.exists()
     assert run({**env, "TBX_GAPS": "1"}).returncode == 0 and path.exists()
-    out = subprocess.run([sys.executable, "-m", "explainer", "gaps", "--json"], text=True, capture_output=True, cwd=ROOT, env=env, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "explainer", "gaps", "--json"],
+        text=True,
+        capture_output=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     assert '"total": 1' in out.stdout
 
@@ -191,7 +208,7 @@ def test_api_records_gaps_off_the_request_and_guards_them_with_the_admin_token(t
     pytest.importorskip("fastapi")
     from fastapi.testclient import TestClient
 
-    from api.app import create_app
+    from explainer.api.app import create_app
 
     monkeypatch.setenv("TBX_GAPS_PATH", str(tmp_path / "g.sqlite"))
     monkeypatch.delenv("TBX_GAPS_URL", raising=False)
@@ -200,13 +217,17 @@ def test_api_records_gaps_off_the_request_and_guards_them_with_the_admin_token(t
     with TestClient(app) as client:
         for text in PASTES:
             assert client.post("/v1/explain", json={"text": text}).status_code == 200
-        ok = client.post("/v1/explain", json={"text": "RuntimeError: grad can be implicitly created only for scalar outputs"})
+        ok = client.post(
+            "/v1/explain", json={"text": "RuntimeError: grad can be implicitly created only for scalar outputs"}
+        )
         assert ok.status_code == 200
         app.state.recorder.flush()
         assert client.get("/v1/gaps").status_code == 404  # no admin token configured
         monkeypatch.setenv("TBX_ADMIN_TOKEN", "s3cret-admin")
         assert client.get("/v1/gaps").status_code == 401
-        assert client.get("/v1/gaps", headers={"Authorization": "Bearer wrong"}).json()["error"]["code"] == "unauthorized"
+        assert (
+            client.get("/v1/gaps", headers={"Authorization": "Bearer wrong"}).json()["error"]["code"] == "unauthorized"
+        )
         got = client.get("/v1/gaps", headers={"Authorization": "Bearer s3cret-admin"})
         assert got.status_code == 200 and got.json()["total"] == 3  # the good answer is not a gap
     _assert_clean(b"".join(p.read_bytes() for p in tmp_path.iterdir()))
@@ -216,7 +237,7 @@ def test_a_broken_store_never_fails_a_request(tmp_path, monkeypatch, index):
     pytest.importorskip("fastapi")
     from fastapi.testclient import TestClient
 
-    from api.app import create_app
+    from explainer.api.app import create_app
 
     blocker = tmp_path / "file"
     blocker.write_text("x")

@@ -60,8 +60,12 @@ def test_ipython_shows_traceback_then_answer_and_unloads(shell, capsys):
     text = run_cell(shell, capsys, SEED_CELL)
     assert "对非标量张量调用 backward()" in text
 
-    shell.run_cell_magic("explain", "", "Traceback (most recent call last):\n  File \"t.py\", line 3, in <module>\n    loss.backward()\n"
-                         "RuntimeError: grad can be implicitly created only for scalar outputs\n")
+    shell.run_cell_magic(
+        "explain",
+        "",
+        'Traceback (most recent call last):\n  File "t.py", line 3, in <module>\n    loss.backward()\n'
+        "RuntimeError: grad can be implicitly created only for scalar outputs\n",
+    )
     assert "backward-non-scalar-output" in capsys.readouterr().out
 
     shell.run_line_magic("unload_ext", "explainer")
@@ -117,7 +121,9 @@ def test_time_added_per_cell(shell, capsys):
     shell.run_line_magic("load_ext", "explainer")
     median_time(bad_cell, 1)  # first explanation opens the index
     with_ok, with_bad = median_time(ok_cell), median_time(bad_cell)
-    print(f"\nper cell: ok {base_ok*1e3:.2f} -> {with_ok*1e3:.2f} ms, failing {base_bad*1e3:.1f} -> {with_bad*1e3:.1f} ms")
+    print(
+        f"\nper cell: ok {base_ok * 1e3:.2f} -> {with_ok * 1e3:.2f} ms, failing {base_bad * 1e3:.1f} -> {with_bad * 1e3:.1f} ms"
+    )
     assert with_ok < base_ok + 0.005  # a cell that does not fail pays nothing measurable
     assert with_bad - base_bad < 1.0
 
@@ -128,7 +134,10 @@ def test_jupyter_kernel_shows_traceback_and_html_answer():
     nbclient = pytest.importorskip("nbclient")
     pytest.importorskip("ipykernel")
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("%load_ext explainer\n%explainer lang both"), nbformat.v4.new_code_cell(SEED_CELL)]
+    nb.cells = [
+        nbformat.v4.new_code_cell("%load_ext explainer\n%explainer lang both"),
+        nbformat.v4.new_code_cell(SEED_CELL),
+    ]
     client = nbclient.NotebookClient(nb, timeout=180, kernel_name="python3", allow_errors=True)
     env_path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
     os.environ["PYTHONPATH"] = env_path
@@ -156,7 +165,14 @@ SCRIPT = textwrap.dedent(
 
 
 def _run(args, tmp_path, env=None):
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=tmp_path, timeout=180, env={**os.environ, **(env or {}), "PYTHONPATH": str(ROOT)})
+    return subprocess.run(
+        [sys.executable, *args],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=180,
+        env={**os.environ, **(env or {}), "PYTHONPATH": str(ROOT)},
+    )
 
 
 def test_run_script_keeps_exit_code_and_traceback(tmp_path):
@@ -182,8 +198,7 @@ def test_install_returns_previous_hook_and_failures_stay_quiet(tmp_path):
         "assert prev is sys.__excepthook__\n"
         "import explainer.hook as h\n"
         "if len(sys.argv) > 1:\n"
-        "    h.explanation_markdown = lambda *a, **k: 1 / 0\n"
-        + SCRIPT.replace("import sys\n", "")
+        "    h.explanation_markdown = lambda *a, **k: 1 / 0\n" + SCRIPT.replace("import sys\n", "")
     )
     ok = _run([str(script)], tmp_path, env={"TBX_LANG": "zh"})
     assert ok.returncode == 1 and "对非标量张量调用" in ok.stderr
@@ -191,7 +206,13 @@ def test_install_returns_previous_hook_and_failures_stay_quiet(tmp_path):
     assert broken.returncode == 1
     assert "RuntimeError: grad can be implicitly created only for scalar outputs" in broken.stderr
     assert "could not explain this error: ZeroDivisionError" in broken.stderr
-    uninstall = _run(["-c", "import sys, explainer; p = sys.excepthook; explainer.install(); explainer.uninstall(); assert sys.excepthook is p"], tmp_path)
+    uninstall = _run(
+        [
+            "-c",
+            "import sys, explainer; p = sys.excepthook; explainer.install(); explainer.uninstall(); assert sys.excepthook is p",
+        ],
+        tmp_path,
+    )
     assert uninstall.returncode == 0, uninstall.stderr
 
 

@@ -8,11 +8,10 @@ import textwrap
 
 import pytest
 
+from explainer.core import explain_text
 from explainer.kb import read_all, read_entry
 from explainer.lint import lint, lint_entry
 from explainer.verify import Worker, executable, run_checks, run_snippet, snippet_label
-
-from explainer.core import explain_text
 
 from .conftest import KB, ROOT
 from .formats import FORMATS
@@ -23,7 +22,9 @@ CASES = [(e, s) for e in ENTRIES for s in executable(e)]
 
 
 def test_tbx_lint_is_clean():
-    proc = subprocess.run([sys.executable, "-m", "explainer", "lint"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "explainer", "lint"], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert "no problems" in proc.stdout.strip().splitlines()[-1]
 
@@ -43,7 +44,7 @@ def test_every_entry_has_a_reproducer_and_a_fix():
             assert f["rewrites"] or f["templates"] or not f["fix_snippets"], (e.id, f["slug"])
 
 
-BAD_ENTRY = textwrap.dedent('''\
+BAD_ENTRY = textwrap.dedent("""\
     +++
     id = "bad-entry"
     title = { en = "Bad", zh = "Bad" }
@@ -98,7 +99,7 @@ BAD_ENTRY = textwrap.dedent('''\
     ```python repro raises=RuntimeError
     raise RuntimeError("x")
     ```
-    ''')
+    """)
 
 
 def test_lint_reports_every_problem_with_a_hint(tmp_path):

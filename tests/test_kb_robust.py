@@ -26,20 +26,43 @@ def bad_kb(tmp_path):
     kb.mkdir()
     shutil.copy(SEED, kb / SEED.name)
     seed = SEED.read_text(encoding="utf-8")
-    (kb / "not-utf8.md").write_bytes(seed.replace('id = "backward-non-scalar-output"', 'id = "not-utf8"').encode("utf-8") + b"\xff\xfe bad")
+    (kb / "not-utf8.md").write_bytes(
+        seed.replace('id = "backward-non-scalar-output"', 'id = "not-utf8"').encode("utf-8") + b"\xff\xfe bad"
+    )
     (kb / "a-folder.md").mkdir()
     os.symlink(tmp_path / "nowhere.md", kb / "dangling.md")
-    (kb / "int-pattern.md").write_text(seed.replace('id = "backward-non-scalar-output"', 'id = "int-pattern"').replace('patterns = [', 'patterns = [1, '), encoding="utf-8")
-    (kb / "str-title.md").write_text(seed.replace('id = "backward-non-scalar-output"', 'id = "str-title"').split("\n", 3)[0] + '\nid = "str-title"\ntitle = "x"\n' + seed.split("\n", 3)[3], encoding="utf-8")
-    (kb / "bad-signal.md").write_text(seed.replace('id = "backward-non-scalar-output"', 'id = "bad-signal"').replace('frames = [', 'signals = ["(unclosed"]\nframes = ['), encoding="utf-8")
+    (kb / "int-pattern.md").write_text(
+        seed.replace('id = "backward-non-scalar-output"', 'id = "int-pattern"').replace(
+            "patterns = [", "patterns = [1, "
+        ),
+        encoding="utf-8",
+    )
+    (kb / "str-title.md").write_text(
+        seed.replace('id = "backward-non-scalar-output"', 'id = "str-title"').split("\n", 3)[0]
+        + '\nid = "str-title"\ntitle = "x"\n'
+        + seed.split("\n", 3)[3],
+        encoding="utf-8",
+    )
+    (kb / "bad-signal.md").write_text(
+        seed.replace('id = "backward-non-scalar-output"', 'id = "bad-signal"').replace(
+            "frames = [", 'signals = ["(unclosed"]\nframes = ['
+        ),
+        encoding="utf-8",
+    )
     return kb
 
 
 def test_lint_reports_each_malformed_entry_by_file_and_field(bad_kb):
     report = lint(bad_kb)
     assert not report["backward-non-scalar-output"]
-    expect = {"not-utf8": "not UTF-8", "a-folder": "cannot be read", "dangling": "cannot be read",
-              "int-pattern": "every item of 'patterns' must be a string", "str-title": "title", "bad-signal": "signals"}
+    expect = {
+        "not-utf8": "not UTF-8",
+        "a-folder": "cannot be read",
+        "dangling": "cannot be read",
+        "int-pattern": "every item of 'patterns' must be a string",
+        "str-title": "title",
+        "bad-signal": "signals",
+    }
     for eid, text in expect.items():
         assert any(text in p for p in report[eid]), (eid, report[eid])
 
@@ -54,11 +77,24 @@ def test_build_skips_malformed_entries_with_one_warning_each_and_explain_still_a
 
     answer = explain_text(PASTE, open_index(path=out, kb=bad_kb, rebuild_ok=False))
     assert answer.matches[0].id == "backward-non-scalar-output"
-    proc = subprocess.run([sys.executable, "-m", "explainer", "explain", "-", "--json"], input=PASTE, text=True, capture_output=True,
-                          cwd=ROOT, env={**os.environ, "TBX_KB": str(bad_kb), "TBX_INDEX": str(tmp_path / "other.sqlite")}, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "explainer", "explain", "-", "--json"],
+        input=PASTE,
+        text=True,
+        capture_output=True,
+        cwd=ROOT,
+        env={**os.environ, "TBX_KB": str(bad_kb), "TBX_INDEX": str(tmp_path / "other.sqlite")},
+        timeout=120,
+    )
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
-    lint_proc = subprocess.run([sys.executable, "-m", "explainer", "lint"], text=True, capture_output=True, cwd=ROOT,
-                               env={**os.environ, "TBX_KB": str(bad_kb)}, timeout=120)
+    lint_proc = subprocess.run(
+        [sys.executable, "-m", "explainer", "lint"],
+        text=True,
+        capture_output=True,
+        cwd=ROOT,
+        env={**os.environ, "TBX_KB": str(bad_kb)},
+        timeout=120,
+    )
     assert lint_proc.returncode == 1 and "Traceback" not in lint_proc.stderr + lint_proc.stdout
     assert "not-utf8.md" in lint_proc.stdout and "dangling.md" in lint_proc.stdout
 
@@ -157,5 +193,7 @@ def test_requirements_name_their_reason_when_unmet(monkeypatch):
 
     assert unmet("linux") is None if sys.platform.startswith("linux") else unmet("linux") == "needs linux"
     assert unmet("no-such-thing") == "unknown requirement no-such-thing"
-    monkeypatch.setenv("PATH", "")  # no compiler, no ninja: the snippets that build an extension are skipped, saying why
+    monkeypatch.setenv(
+        "PATH", ""
+    )  # no compiler, no ninja: the snippets that build an extension are skipped, saying why
     assert unmet("c-compiler") == "needs a C/C++ compiler on PATH" and unmet("ninja") == "needs ninja on PATH"

@@ -14,7 +14,17 @@ from pathlib import Path
 import pytest
 
 from explainer import longtail_build as lb
-from explainer.longtail import HOLE, LongTail, compile_index, fit, from_text, open_longtail, strip_suffixes, to_text, _pieces
+from explainer.longtail import (
+    HOLE,
+    LongTail,
+    _pieces,
+    compile_index,
+    fit,
+    from_text,
+    open_longtail,
+    strip_suffixes,
+    to_text,
+)
 
 from .conftest import ROOT, SHARED
 
@@ -30,7 +40,7 @@ def one(records, **want):
 
 # -- the extractor, one test per message form ------------------------------------------------------
 
-PY = '''
+PY = """
 import warnings
 import torch
 
@@ -61,7 +71,7 @@ def checks(x):
     assert x != 4, "four is not allowed at all"
     warnings.warn("this path is deprecated, use the other one", FutureWarning)
     warnings.warn(f"slow path taken for {x}")
-'''
+"""
 
 
 def test_python_forms():
@@ -82,7 +92,7 @@ def test_python_forms():
     one(recs, t="slow path taken for {}", x="UserWarning")
 
 
-CPP = r'''
+CPP = r"""
 #include <c10/util/Exception.h>
 // TORCH_CHECK(false, "in a comment: never a site");
 namespace at::native {
@@ -107,17 +117,28 @@ void helper(const Tensor& self) {
   TORCH_CHECK(ok, R"(a raw "literal" message)");
 }
 }
-'''
+"""
 
 
 def test_cpp_forms():
     recs = lb.cpp_sites(CPP, "aten/src/ATen/native/Fake.cpp", "9.9", "source", True)
     assert not [r for r in recs if "in a comment" in r["t"]]
     r = one(recs, t="linalg.fake: expected 2D, got {}D")
-    assert (r["fn"], r["op"], r["x"], r["c"], r["l"]) == ("meta", "aten::linalg_fake", "RuntimeError", "input.dim() == 2", 8)
+    assert (r["fn"], r["op"], r["x"], r["c"], r["l"]) == (
+        "meta",
+        "aten::linalg_fake",
+        "RuntimeError",
+        "input.dim() == 2",
+        8,
+    )
     r = one(recs, t="index {} is out of bounds for size {}")
     assert (r["x"], r["fn"], r["op"]) == ("IndexError", "lambda in impl", "aten::fake_out")
-    r = one(recs, t="Expected self.is_contiguous() to be true, but got false.  (Could this error message be improved?  If so, please report an enhancement request to PyTorch.)".replace("  ", " "))
+    r = one(
+        recs,
+        t="Expected self.is_contiguous() to be true, but got false.  (Could this error message be improved?  If so, please report an enhancement request to PyTorch.)".replace(
+            "  ", " "
+        ),
+    )
     assert r["fn"] == "helper" and r["c"] == "self.is_contiguous()"
     one(recs, t='cannot be empty: {}"', x="ValueError")
     one(recs, t="helper is slow for {}", k="warning", x="UserWarning")
@@ -137,12 +158,15 @@ def test_template_text_round_trips_braces():
 def test_wheel_header_guard_shifts_lines(tmp_path):
     inc = tmp_path / "include" / "ATen"
     inc.mkdir(parents=True)
-    (inc / "X.h").write_text(lb._WHEEL_GUARD + 'inline void f(int n) {\n  TORCH_CHECK(n > 0, "n must be positive, got ", n);\n}\n#endif\n')
+    (inc / "X.h").write_text(
+        lb._WHEEL_GUARD + 'inline void f(int n) {\n  TORCH_CHECK(n > 0, "n must be positive, got ", n);\n}\n#endif\n'
+    )
     r = one(lb.header_tree(tmp_path / "include", "9.9"), t="n must be positive, got {}")
     assert (r["f"], r["l"], r["fn"]) == ("aten/src/ATen/X.h", 2, "f")
 
 
 # -- the fit: strengths, and linear on hostile input -------------------------------------------------
+
 
 def test_fit_strengths():
     p = _pieces("expected {} but got {} elements")
@@ -165,16 +189,22 @@ def test_fit_is_linear_on_hostile_messages():
 
 
 def test_suffixes_name_the_site():
-    core, site = strip_suffixes("boom\nException raised from meta at /__w/pytorch/pytorch/aten/src/ATen/native/Cross.cpp:30 (most recent call first):\nframe #0")
+    core, site = strip_suffixes(
+        "boom\nException raised from meta at /__w/pytorch/pytorch/aten/src/ATen/native/Cross.cpp:30 (most recent call first):\nframe #0"
+    )
     assert core == "boom" and site == {"function": "meta", "file": "aten/src/ATen/native/Cross.cpp", "line": 30}
     core, site = strip_suffixes("slow (Triggered internally at C:\\actions\\pytorch\\torch\\csrc\\x.cpp:12.)")
     assert core == "slow" and site["file"] == "torch/csrc/x.cpp" and site["line"] == 12
-    _, site = strip_suffixes('a == b INTERNAL ASSERT FAILED at "/pytorch/c10/core/X.h":7, please report a bug to PyTorch. ')
+    _, site = strip_suffixes(
+        'a == b INTERNAL ASSERT FAILED at "/pytorch/c10/core/X.h":7, please report a bug to PyTorch. '
+    )
     assert site["file"] == "c10/core/X.h" and site["line"] == 7
 
 
 def test_a_small_index_answers_groups_and_gates(tmp_path):
-    recs = lb.python_sites(PY, "torch/fake.py", "9.9") + lb.cpp_sites(CPP, "aten/src/ATen/native/Fake.cpp", "9.9", "source", True)
+    recs = lb.python_sites(PY, "torch/fake.py", "9.9") + lb.cpp_sites(
+        CPP, "aten/src/ATen/native/Fake.cpp", "9.9", "source", True
+    )
     recs.append(dict(one(recs, t="expected a 2D input, got {}D"), f="torch/_refs/fake.py", l=3))  # a mirror of it
     out = tmp_path / "lt.sqlite"
     compile_index(recs, {"torch_version": "9.9"}, str(out))
@@ -189,6 +219,7 @@ def test_a_small_index_answers_groups_and_gates(tmp_path):
 
 
 # -- the shipped data file ---------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def shipped():
@@ -258,7 +289,10 @@ NOT_TORCH = [
     ("json.decoder.JSONDecodeError", "Expecting value: line 1 column 1 (char 0)"),
     ("PermissionError", "[Errno 13] Permission denied: '/data/ckpt.pt'"),
     ("ValueError", "invalid literal for int() with base 10: 'abc'"),
-    ("requests.exceptions.ConnectionError", "HTTPSConnectionPool(host='huggingface.co', port=443): Max retries exceeded"),
+    (
+        "requests.exceptions.ConnectionError",
+        "HTTPSConnectionPool(host='huggingface.co', port=443): Max retries exceeded",
+    ),
 ]
 
 
@@ -289,6 +323,7 @@ def test_lookup_speed(shipped):
 
 # -- real uncurated errors, run under the pinned torch -------------------------------------------------
 
+
 @pytest.mark.slow
 @needs_data
 def test_real_uncurated_errors_name_their_true_site(shipped, index):
@@ -296,8 +331,13 @@ def test_real_uncurated_errors_name_their_true_site(shipped, index):
     from explainer.core import explain_text
 
     env = {**os.environ, "TORCH_SHOW_CPP_STACKTRACES": "1", "TORCH_DISABLE_ADDR2LINE": "1"}
-    proc = subprocess.run([sys.executable, str(ROOT / "tests" / "longtail" / "truth.py")], capture_output=True, text=True,
-                          env=env, timeout=240)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "tests" / "longtail" / "truth.py")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=240,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = [json.loads(line) for line in proc.stdout.splitlines()]
     assert all(r["raised"] for r in rows), [r["name"] for r in rows if not r["raised"]]
@@ -318,7 +358,9 @@ def test_real_uncurated_errors_name_their_true_site(shipped, index):
         right += ok
         if not ok:
             report.append(f"{r['name']}: truth {site} got {[(g['file'], g['line']) for g in got[:2]]}")
-    print(f"uncurated {n}: answered {answered} ({answered / n:.1%}), true site in the top group {right} ({right / n:.1%})")
+    print(
+        f"uncurated {n}: answered {answered} ({answered / n:.1%}), true site in the top group {right} ({right / n:.1%})"
+    )
     assert n >= 60
     assert answered / n >= 0.90, report
     assert right / n >= 0.85, report
@@ -365,9 +407,11 @@ def test_a_graph_break_shows_the_registry_explanation(shipped, index):
     from explainer.core import explain_text
     from explainer.render import answer_markdown
 
-    paste = ("torch._dynamo.exc.Unsupported: Tensor.tolist() with non-integer tensor\n"
-             "  Explanation: Dynamo currently does not support tracing `tolist()` on non-integer tensors.\n\n"
-             " For more details about this graph break, please visit: https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0109.html\n")
+    paste = (
+        "torch._dynamo.exc.Unsupported: Tensor.tolist() with non-integer tensor\n"
+        "  Explanation: Dynamo currently does not support tracing `tolist()` on non-integer tensors.\n\n"
+        " For more details about this graph break, please visit: https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0109.html\n"
+    )
     got = shipped.lookup(paste.split(": ", 1)[1], "torch._dynamo.exc.Unsupported")
     assert got[0]["graph_break"]["id"] == "GB0109" and got[0]["url"].endswith("gb0109.html")
     answer = explain_text(paste, index)

@@ -20,7 +20,10 @@ def top(index, text):
 
 TWINS = [
     ("RuntimeError: grad can be implicitly created only for scalar outputs", "backward-non-scalar-output"),
-    ("RuntimeError: grad can be implicitly created only for real scalar outputs but got torch.complex64", "backward-complex-output"),
+    (
+        "RuntimeError: grad can be implicitly created only for real scalar outputs but got torch.complex64",
+        "backward-complex-output",
+    ),
     ("RuntimeError: DataLoader worker (pid(s) 4242) exited unexpectedly", "dataloader-worker-killed"),
     (
         "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).\n"
@@ -29,12 +32,18 @@ TWINS = [
     ),
     (
         "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).\n"
-        "Traceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n    for b in loader:\n"
+        'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n    for b in loader:\n'
         "RuntimeError: DataLoader worker (pid(s) 4242) exited unexpectedly",
         "dataloader-shm-bus-error",
     ),
-    ("RuntimeError: a leaf Variable that requires grad is being used in an in-place operation.", "leaf-inplace-requires-grad"),
-    ("RuntimeError: a view of a leaf Variable that requires grad is being used in an in-place operation.", "view-of-leaf-inplace"),
+    (
+        "RuntimeError: a leaf Variable that requires grad is being used in an in-place operation.",
+        "leaf-inplace-requires-grad",
+    ),
+    (
+        "RuntimeError: a view of a leaf Variable that requires grad is being used in an in-place operation.",
+        "view-of-leaf-inplace",
+    ),
     (
         "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!",
         "device-mismatch",
@@ -45,8 +54,8 @@ TWINS = [
     ),
     ("RuntimeError: expected scalar type Half but found Float", "expected-scalar-type-mismatch"),
     (
-        "Traceback (most recent call last):\n  File \"train.py\", line 30, in <module>\n    loss = criterion(out, y)\n"
-        "  File \"/usr/lib/python3/site-packages/torch/nn/functional.py\", line 3104, in cross_entropy\n"
+        'Traceback (most recent call last):\n  File "train.py", line 30, in <module>\n    loss = criterion(out, y)\n'
+        '  File "/usr/lib/python3/site-packages/torch/nn/functional.py", line 3104, in cross_entropy\n'
         "    return torch._C._nn.cross_entropy_loss(input, target, weight, _Reduction.get_enum(reduction), ignore_index, label_smoothing)\n"
         "RuntimeError: expected target dtype to be Long or Byte, but got Float",
         "cross-entropy-target-dtype",
@@ -85,16 +94,20 @@ def test_translated_message(index):
 
 
 WORKER = (
-    "Traceback (most recent call last):\n  File \"train.py\", line 12, in <module>\n    for x in loader:\n"
-    "  File \"/opt/venv/lib/python3.11/site-packages/torch/_utils.py\", line 733, in reraise\n    raise exception\n"
+    'Traceback (most recent call last):\n  File "train.py", line 12, in <module>\n    for x in loader:\n'
+    '  File "/opt/venv/lib/python3.11/site-packages/torch/_utils.py", line 733, in reraise\n    raise exception\n'
     "{etype}: Caught {etype} in DataLoader worker process 0.\nOriginal Traceback (most recent call last):\n"
-    "  File \"/opt/venv/lib/python3.11/site-packages/torch/utils/data/_utils/worker.py\", line 349, in _worker_loop\n"
-    "    data = fetcher.fetch(index)\n  File \"/home/u/data.py\", line 20, in __getitem__\n    {code}\n{etype}: {msg}\n"
+    '  File "/opt/venv/lib/python3.11/site-packages/torch/utils/data/_utils/worker.py", line 349, in _worker_loop\n'
+    '    data = fetcher.fetch(index)\n  File "/home/u/data.py", line 20, in __getitem__\n    {code}\n{etype}: {msg}\n'
 )
 
 
 def test_wrapper_ranks_below_a_known_inner_error(index):
-    known = WORKER.format(etype="RuntimeError", code="return torch.stack(items)", msg="stack expects each tensor to be equal size, but got [3, 32] at entry 0 and [3, 31] at entry 2")
+    known = WORKER.format(
+        etype="RuntimeError",
+        code="return torch.stack(items)",
+        msg="stack expects each tensor to be equal size, but got [3, 32] at entry 0 and [3, 31] at entry 2",
+    )
     answer = explain_text(known, index)
     assert answer.matches[0].id == "stack-unequal-size"
     unknown = WORKER.format(etype="KeyError", code="return self.rows[i]['label']", msg="'label'")
@@ -103,10 +116,10 @@ def test_wrapper_ranks_below_a_known_inner_error(index):
 
 def test_torchrun_summary_ranks_below_the_rank_error(index):
     text = (
-        "[rank0]: Traceback (most recent call last):\n[rank0]:   File \"/w/train.py\", line 40, in <module>\n[rank0]:     out = model(x)\n"
+        '[rank0]: Traceback (most recent call last):\n[rank0]:   File "/w/train.py", line 40, in <module>\n[rank0]:     out = model(x)\n'
         "[rank0]: RuntimeError: mat1 and mat2 shapes cannot be multiplied (8x100 and 64x10)\n"
-        "Traceback (most recent call last):\n  File \"/usr/bin/torchrun\", line 8, in <module>\n    sys.exit(main())\n"
-        "  File \"/usr/lib/python3/site-packages/torch/distributed/launcher/api.py\", line 263, in launch_agent\n    raise ChildFailedError(\n"
+        'Traceback (most recent call last):\n  File "/usr/bin/torchrun", line 8, in <module>\n    sys.exit(main())\n'
+        '  File "/usr/lib/python3/site-packages/torch/distributed/launcher/api.py", line 263, in launch_agent\n    raise ChildFailedError(\n'
         "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n============================================================\n"
         "train.py FAILED\n------------------------------------------------------------\nFailures:\n  <NO_OTHER_FAILURES>\n"
         "------------------------------------------------------------\nRoot Cause (first observed failure):\n[0]:\n  time      : 2026-11-30_01:05:41\n"
@@ -153,8 +166,8 @@ def test_captures_fill_the_fix_with_the_users_names(index):
     from explainer.render import fix_values
 
     text = (
-        "Traceback (most recent call last):\n  File \"/home/u/train.py\", line 317, in <module>\n    total_loss.backward()\n"
-        "  File \"/home/u/.venv/lib/python3.11/site-packages/torch/autograd/__init__.py\", line 208, in _make_grads\n"
+        'Traceback (most recent call last):\n  File "/home/u/train.py", line 317, in <module>\n    total_loss.backward()\n'
+        '  File "/home/u/.venv/lib/python3.11/site-packages/torch/autograd/__init__.py", line 208, in _make_grads\n'
         "    raise RuntimeError(\nRuntimeError: grad can be implicitly created only for scalar outputs"
     )
     answer = explain_text(text, index)
@@ -185,7 +198,11 @@ def test_catalog_messages_match_their_entries(index):
             variants = [v for v in d["message_variants"] if "..." not in v and "{" not in v]
             if not variants:
                 continue
-            msg = re.sub(r"\s*\([^()]*\)\s*$", "", variants[0]) if variants[0].rstrip().endswith(")") and "(" in variants[0][:-1] and "e.g." in variants[0] else variants[0]
+            msg = (
+                re.sub(r"\s*\([^()]*\)\s*$", "", variants[0])
+                if variants[0].rstrip().endswith(")") and "(" in variants[0][:-1] and "e.g." in variants[0]
+                else variants[0]
+            )
         answer = explain_text(msg, index)
         ids = [c.id for c in answer.matches]
         excludes = set(index.entries[d["id"]]["excludes"])
@@ -228,7 +245,10 @@ def test_pastes_cut_at_the_bottom(index):
     assert top(index, "RuntimeError: mat1 and mat2 shapes cannot be multi") == "matmul-shape-mismatch"
     # cut where the twins still read the same: say so, show both
     answer = explain_text("RuntimeError: grad can be implicitly created only for", index)
-    assert answer.ambiguous and {c.id for c in answer.matches[:2]} == {"backward-non-scalar-output", "backward-complex-output"}
+    assert answer.ambiguous and {c.id for c in answer.matches[:2]} == {
+        "backward-non-scalar-output",
+        "backward-complex-output",
+    }
     # cut before the exception line: abstain, but keep the user's frame and the nearest entries
     cut = (
         '  File "/home/u/train.py", line 12, in <module>\n    loss.backward()\n'
@@ -253,6 +273,7 @@ def test_a_generic_message_is_not_taken_for_a_cut_template(index):
 
 # --- the normaliser and the templates meet pastes as they are written ---------------------------------
 
+
 def test_a_message_that_is_one_quoted_span_keeps_its_words(index):
     from explainer.normalize import normalize
 
@@ -272,11 +293,14 @@ def test_digits_glued_to_letters_normalise_as_the_template_does():
     assert normalize("lr 1e-5, conv2d, fp16") == "lr <*>, conv2d, fp16"  # exponents and names untouched
 
 
-@pytest.mark.parametrize("text", [
-    "ValueError: Expected more than 1 value per channel when training, got input size torch.Size([1, 4])",
-    "IndexError: Target 7 is out of bounds",  # the template ends with a full stop; prose drops it
-    "the error says IndexError: Target 7 is out of bounds and nothing else",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ValueError: Expected more than 1 value per channel when training, got input size torch.Size([1, 4])",
+        "IndexError: Target 7 is out of bounds",  # the template ends with a full stop; prose drops it
+        "the error says IndexError: Target 7 is out of bounds and nothing else",
+    ],
+)
 def test_a_missing_closing_full_stop_is_still_a_full_template_match(index, text):
     top = explain_text(text, index).matches[0]
     assert top.score > 0.9 and "template" in top.reasons[0] and "opening" not in top.reasons[0], top
@@ -297,9 +321,11 @@ def test_older_wordings_are_answered(index):
 def test_an_mps_out_of_memory_gets_no_cuda_advice(index):
     """Another backend's message is no evidence for a CUDA-only entry, by similarity or by signal
     ('Tried to allocate' is in both)."""
-    mps = ("RuntimeError: MPS backend out of memory (MPS allocated: 17.50 GB, other allocations: 1.20 GB, max allowed: "
-           "18.13 GB). Tried to allocate 256.00 MB on private pool. Use PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 to disable "
-           "upper limit for memory allocations (may cause system failure).")
+    mps = (
+        "RuntimeError: MPS backend out of memory (MPS allocated: 17.50 GB, other allocations: 1.20 GB, max allowed: "
+        "18.13 GB). Tried to allocate 256.00 MB on private pool. Use PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 to disable "
+        "upper limit for memory allocations (may cause system failure)."
+    )
     assert all(m.id != "cuda-out-of-memory" for m in explain_text(mps, index).matches)
     cuda = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 256.00 MiB. GPU 0 has a total capacity of 8.00 GiB"
     assert explain_text(cuda, index).matches[0].id == "cuda-out-of-memory"
@@ -307,9 +333,11 @@ def test_an_mps_out_of_memory_gets_no_cuda_advice(index):
 
 def test_a_signal_counts_on_any_line_of_the_paste(index):
     """A line printed before the traceback (the model load, a warning in the log) is evidence too."""
-    paste = ("model = AutoModel.from_pretrained(name, torch_dtype=torch.float16)\nEpoch 1\n"
-             "Traceback (most recent call last):\n  File \"train.py\", line 88, in <module>\n    scaler.step(optimizer)\n"
-             "ValueError: Attempting to unscale FP16 gradients.\n")
+    paste = (
+        "model = AutoModel.from_pretrained(name, torch_dtype=torch.float16)\nEpoch 1\n"
+        'Traceback (most recent call last):\n  File "train.py", line 88, in <module>\n    scaler.step(optimizer)\n'
+        "ValueError: Attempting to unscale FP16 gradients.\n"
+    )
     top = explain_text(paste, index).matches[0]
     assert top.id == "amp-unscale-fp16-grads" and any("torch_dtype=torch.float16" in r for r in top.reasons)
     assert "lines" not in parse_text(paste).as_json()  # kept for matching, not part of the JSON model
@@ -321,7 +349,11 @@ def test_eval_counts_an_allowed_abstention_in_top3_and_leaves_empty_pastes_out_o
     from explainer.evaluate import evaluate
 
     rows = [
-        {"id": "a", "text": "RuntimeError: grad can be implicitly created only for scalar outputs", "expected_id": "backward-non-scalar-output"},
+        {
+            "id": "a",
+            "text": "RuntimeError: grad can be implicitly created only for scalar outputs",
+            "expected_id": "backward-non-scalar-output",
+        },
         # covered, but too thin to answer, and the corpus allows an abstention: right in top-1 and top-3 alike
         {"id": "b", "text": "it crashed again", "expected_id": "backward-non-scalar-output", "also_ok": ["none"]},
     ]
@@ -345,8 +377,14 @@ def test_entries_that_share_an_opening_are_a_tie_not_two_confident_answers(index
     zh = answer.as_json(lang="zh")["matches"][0]["reasons"]
     assert any("并列" in r for r in zh)
     # the rest of the message tells them apart again
-    full = explain_text('RuntimeError: Error(s) in loading state_dict for Net:\n\tMissing key(s) in state_dict: "fc.weight".', index)
-    assert full.matches[0].id == "state-dict-missing-unexpected-keys" and full.matches[0].score > 0.95 and not full.ambiguous
+    full = explain_text(
+        'RuntimeError: Error(s) in loading state_dict for Net:\n\tMissing key(s) in state_dict: "fc.weight".', index
+    )
+    assert (
+        full.matches[0].id == "state-dict-missing-unexpected-keys"
+        and full.matches[0].score > 0.95
+        and not full.ambiguous
+    )
 
 
 def test_an_opening_is_worth_what_it_holds_of_its_template():

@@ -58,7 +58,11 @@ _PIECES = [c[1] for c in CASES]
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.integers(min_value=0, max_value=len(_PIECES) - 1), st.integers(min_value=0, max_value=2**32), st.text(max_size=20))
+@given(
+    st.integers(min_value=0, max_value=len(_PIECES) - 1),
+    st.integers(min_value=0, max_value=2**32),
+    st.text(max_size=20),
+)
 def test_never_raises_on_mutated_tracebacks(which, seed, junk):
     rnd = random.Random(seed)
     text = list(_PIECES[which])

@@ -52,6 +52,7 @@ def _retimed(fn, bound: float) -> float:
 
 # --- the parser's, normaliser's and matcher's own expressions -------------------------------------
 
+
 def test_every_parser_and_normaliser_rule_is_fast_at_its_cap():
     results = attack_parser_rules()
     assert len(results) > 60  # every module's expressions were found
@@ -98,6 +99,7 @@ def test_the_attack_finds_the_cubic_template():
 
 # --- the knowledge base's patterns and signals ---------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def kb_attack(index):  # about a thousand expressions: a minute or two
     """(label, compiled expression, worst seconds, worst input) for every kb expression."""
@@ -123,7 +125,7 @@ def test_kb_attacks_through_the_real_explain_path(kb_attack, index):
     worst = (0.0, "")
     for label, _rx, _t, s in kb_attack:
         for text in (f"RuntimeError: {s}", s):
-            t = _retimed(lambda: explain_text(text, index), EXPLAIN_BOUND_S)
+            t = _retimed(lambda text=text: explain_text(text, index), EXPLAIN_BOUND_S)
             worst = max(worst, (t, label))
             if t > EXPLAIN_BOUND_S:
                 slow.append(f"{label}: {t * 1000:.1f} ms on {text[:60]!r}")
@@ -132,8 +134,9 @@ def test_kb_attacks_through_the_real_explain_path(kb_attack, index):
 
 
 def _messages():
-    from .fuzz import seeds
     from explainer.parser import parse_text
+
+    from .fuzz import seeds
 
     out = set()
     for paste in seeds():
@@ -152,7 +155,9 @@ def test_linear_templates_match_exactly_as_the_lazy_translation(index):
     for p in {row[2] for row in index.patterns}:
         old, new = re.compile(to_regex_lazy(p), re.I), re.compile(to_regex(p), re.I)
         literal = p.replace("{{", "\0").replace("}}", "\1")
-        filled = [re.sub(r"\{[A-Za-z_]\w*(?:\.\.\.)?\}", v, literal).replace("\0", "{").replace("\1", "}") for v in values]
+        filled = [
+            re.sub(r"\{[A-Za-z_]\w*(?:\.\.\.)?\}", v, literal).replace("\0", "{").replace("\1", "}") for v in values
+        ]
         for text in rnd.sample(messages, 12) + filled:
             for t in (text, text.replace(" ", "  "), text.replace(" ", "\n"), text + " more", text.split("\n")[0]):
                 for op in ("fullmatch", "match", "search"):
@@ -179,11 +184,12 @@ def test_the_search_variant_finds_what_the_lazy_translation_finds(index):
 
 # --- mutated tracebacks ----------------------------------------------------------------------------
 
+
 def test_fuzz_mutated_tracebacks_are_explained_in_bounded_time(index):
     explain_text("RuntimeError: warm-up", index)
     slow, worst = [], 0.0
     for i, text in enumerate(mutations(FUZZ_COUNT, seed=0)):
-        t = _retimed(lambda: explain_text(text, index), EXPLAIN_BOUND_S)
+        t = _retimed(lambda text=text: explain_text(text, index), EXPLAIN_BOUND_S)
         worst = max(worst, t)
         if t > EXPLAIN_BOUND_S:
             slow.append(f"input {i}: {t * 1000:.1f} ms, {len(text)} chars, {text[:60]!r}")
@@ -193,9 +199,10 @@ def test_fuzz_mutated_tracebacks_are_explained_in_bounded_time(index):
 
 # --- the time budget -------------------------------------------------------------------------------
 
+
 def test_an_explanation_stops_at_its_budget_and_says_so(index):
     paste = "a\n" * 150_000 + (FIXTURES / "pastes" / "backward_flat_windows.txt").read_text(encoding="utf-8")
-    index.matcher  # built once per process, outside any budget: not what is timed here
+    _ = index.matcher  # built once per process, outside any budget: not what is timed here
     t0 = time.perf_counter()
     answer = explain_text(paste, index)  # the default budget: 200 ms
     elapsed = time.perf_counter() - t0
@@ -208,10 +215,15 @@ def test_an_explanation_stops_at_its_budget_and_says_so(index):
 
 
 def test_a_spent_budget_still_answers_from_what_it_found(index):
-    answer = explain_text("RuntimeError: grad can be implicitly created only for scalar outputs", index, budget=Budget(0))
+    answer = explain_text(
+        "RuntimeError: grad can be implicitly created only for scalar outputs", index, budget=Budget(0)
+    )
     assert answer.partial
     assert set(answer.as_json()) >= {"parsed", "matches", "abstained", "ambiguous", "partial"}
-    assert "partial" not in explain_text("RuntimeError: grad can be implicitly created only for scalar outputs", index).as_json()
+    assert (
+        "partial"
+        not in explain_text("RuntimeError: grad can be implicitly created only for scalar outputs", index).as_json()
+    )
 
 
 def test_building_the_matcher_is_no_part_of_the_first_explanations_budget(index, monkeypatch):
@@ -237,7 +249,9 @@ def test_past_the_deadline_the_first_candidate_patterns_are_still_tried(index):
     from explainer.model import Parsed
 
     b = Budget(0)
-    found = index.matcher.match(Parsed(exc_type="RuntimeError", message="grad can be implicitly created only for scalar outputs"), budget=b)
+    found = index.matcher.match(
+        Parsed(exc_type="RuntimeError", message="grad can be implicitly created only for scalar outputs"), budget=b
+    )
     assert b.cut and found[0].id == "backward-non-scalar-output" and found[0].score >= 0.9
 
 
@@ -254,7 +268,9 @@ def test_signals_run_on_capped_text(index):
 
 # --- what reaches the terminal, and reading input ----------------------------------------------------
 
-ESCAPES = "\x1bc\x1b[2J\x1b[31mred\x1b[0m\x1b]0;title\x07\x1b]8;;http://x\x1b\\link\x1bP1$r\x1b\\\x07\x08\x7f\x9b2J\x1b(B"
+ESCAPES = (
+    "\x1bc\x1b[2J\x1b[31mred\x1b[0m\x1b]0;title\x07\x1b]8;;http://x\x1b\\link\x1bP1$r\x1b\\\x07\x08\x7f\x9b2J\x1b(B"
+)
 
 
 def test_strip_controls_removes_every_escape_and_control():
@@ -267,8 +283,13 @@ def test_tbx_explain_never_prints_escape_sequences_from_the_paste():
     paste = ("RuntimeError: grad can be implicitly created only for scalar outputs " + ESCAPES + "\n").encode()
     frame = b'  File "/home/u/t\x1b[2Jrain.py", line 3, in <module>\n    loss\x1bc.backward()\n'
     for data in (paste, b"Traceback (most recent call last):\n" + frame + paste):
-        out = subprocess.run([sys.executable, "-m", "explainer", "explain", "-", "--lang", "en"], input=data,
-                             capture_output=True, cwd=ROOT, timeout=120)
+        out = subprocess.run(
+            [sys.executable, "-m", "explainer", "explain", "-", "--lang", "en"],
+            input=data,
+            capture_output=True,
+            cwd=ROOT,
+            timeout=120,
+        )
         assert out.returncode == 0, out.stderr
         bad = sorted({hex(b) for b in out.stdout if b < 32 and b not in (9, 10)})
         assert not bad and "\x9b" not in out.stdout.decode("utf-8", "replace"), bad
@@ -282,7 +303,12 @@ def test_utf16_with_a_bom_is_decoded(tmp_path):
         path.write_bytes(bom + text.encode(codec))
         data = path.read_bytes()
         assert not looks_binary(data) and decode_bytes(data) == text
-        out = subprocess.run([sys.executable, "-m", "explainer", "explain", str(path), "--json"], capture_output=True, cwd=ROOT, timeout=120)
+        out = subprocess.run(
+            [sys.executable, "-m", "explainer", "explain", str(path), "--json"],
+            capture_output=True,
+            cwd=ROOT,
+            timeout=120,
+        )
         assert out.returncode == 0, out.stderr
         assert b"backward-non-scalar-output" in out.stdout
 
@@ -322,15 +348,22 @@ def test_an_endless_stream_is_read_a_bounded_amount():
 
 
 def test_tbx_explain_dev_zero_returns_promptly():
-    out = subprocess.run([sys.executable, "-m", "explainer", "explain", "/dev/zero"], capture_output=True, cwd=ROOT, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "explainer", "explain", "/dev/zero"], capture_output=True, cwd=ROOT, timeout=60
+    )
     assert out.returncode == 2
     lines = out.stderr.decode().strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("tbx: ")
 
 
 def test_tbx_explain_endless_pipe_says_so_in_one_line():
-    proc = subprocess.Popen([sys.executable, "-m", "explainer", "explain", "-", "--json"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "explainer", "explain", "-", "--json"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+    )
     chunk = b"RuntimeError: grad can be implicitly created only for scalar outputs\n" * 1000
     try:
         while proc.poll() is None:

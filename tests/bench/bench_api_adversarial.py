@@ -2,7 +2,7 @@
 
     python tests/bench/bench_api_adversarial.py [--seconds 10] [--concurrency 64] [--pastes data/bench_pastes.jsonl]
 
-One API server (``api.app:app_factory``, one uvicorn worker, as ``tests/bench/bench_api.py`` starts
+One API server (``explainer.api.app:app_factory``, one uvicorn worker, as ``tests/bench/bench_api.py`` starts
 it); two runs of ``--concurrency`` connections: the real tracebacks alone (clean), then the same
 with one request in 20 replaced by an adversarial paste (mixed): the shapes that took seconds before
 the parser, normaliser and patterns were made linear (a message followed by a long run of spaces,
@@ -62,29 +62,49 @@ def main() -> int:
     args = ap.parse_args()
 
     rows = [json.loads(line) for line in args.pastes.read_text(encoding="utf-8").splitlines() if line.strip()]
-    clean = [{"id": r["id"], "variant": r.get("format", "?"), "body": json.dumps({"text": r["text"], "lang": "en"}).encode()} for r in rows]
-    bad = [{"id": "adversarial", "variant": "adversarial", "body": json.dumps({"text": t, "lang": "en"}).encode()} for t in ADVERSARIAL]
+    clean = [
+        {"id": r["id"], "variant": r.get("format", "?"), "body": json.dumps({"text": r["text"], "lang": "en"}).encode()}
+        for r in rows
+    ]
+    bad = [
+        {"id": "adversarial", "variant": "adversarial", "body": json.dumps({"text": t, "lang": "en"}).encode()}
+        for t in ADVERSARIAL
+    ]
     mixed = [bad[(i // 20) % len(bad)] if i % 20 == 19 else p for i, p in enumerate(clean)]
-    print(f"{len(clean)} real tracebacks; mixed: {sum(p is not None and p['id'] == 'adversarial' for p in mixed)} adversarial in {len(mixed)}")
+    print(
+        f"{len(clean)} real tracebacks; mixed: {sum(p is not None and p['id'] == 'adversarial' for p in mixed)} adversarial in {len(mixed)}"
+    )
 
     port = free_port()
-    proc = start_server("api.app:app_factory", port, factory=True, app_dir=ROOT, cpus=None)
+    proc = start_server("explainer.api.app:app_factory", port, factory=True, app_dir=ROOT, cpus=None)
     url = f"http://127.0.0.1:{port}"
     try:
         import httpx
 
         for p in bad:  # each adversarial paste alone, answered and timed
             t0 = time.perf_counter()
-            r = httpx.post(f"{url}/v1/explain", content=p["body"], headers={"content-type": "application/json"}, timeout=60)
-            print(f"  adversarial alone: {r.status_code} in {(time.perf_counter() - t0) * 1000:.1f} ms, partial={r.json().get('partial', False)}")
+            r = httpx.post(
+                f"{url}/v1/explain", content=p["body"], headers={"content-type": "application/json"}, timeout=60
+            )
+            print(
+                f"  adversarial alone: {r.status_code} in {(time.perf_counter() - t0) * 1000:.1f} ms, partial={r.json().get('partial', False)}"
+            )
         results = {}
         health: dict[str, list[float]] = {}
         for name, payloads in (("clean", clean), ("mixed", mixed)):
             stop, lat = threading.Event(), []
             probe = threading.Thread(target=healthz_probe, args=(f"{url}/healthz", stop, lat), daemon=True)
             probe.start()
-            results[name] = asyncio.run(drive(f"{url}/v1/explain", payloads, seconds=args.seconds, concurrency=args.concurrency,
-                                              check_api=True, server_pid=proc.pid))
+            results[name] = asyncio.run(
+                drive(
+                    f"{url}/v1/explain",
+                    payloads,
+                    seconds=args.seconds,
+                    concurrency=args.concurrency,
+                    check_api=True,
+                    server_pid=proc.pid,
+                )
+            )
             stop.set()
             probe.join()
             health[name] = lat
@@ -92,14 +112,20 @@ def main() -> int:
         proc.terminate()
         proc.wait(timeout=10)
 
-    print(f"\n{'':<8}{'req/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'errors':>8}{'healthz max ms':>16}{'healthz p50 ms':>16}"
-          f"   ({args.concurrency} connections, {args.seconds:g} s each)")
+    print(
+        f"\n{'':<8}{'req/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'errors':>8}{'healthz max ms':>16}{'healthz p50 ms':>16}"
+        f"   ({args.concurrency} connections, {args.seconds:g} s each)"
+    )
     for name, r in results.items():
         h = sorted(health[name])
-        print(f"{name:<8}{r['rps']:>9}{r['p50_ms']:>9}{r['p99_ms']:>9}{r['errors']:>8}"
-              f"{h[-1] * 1000 if h else float('nan'):>16.1f}{h[len(h) // 2] * 1000 if h else float('nan'):>16.1f}")
+        print(
+            f"{name:<8}{r['rps']:>9}{r['p50_ms']:>9}{r['p99_ms']:>9}{r['errors']:>8}"
+            f"{h[-1] * 1000 if h else float('nan'):>16.1f}{h[len(h) // 2] * 1000 if h else float('nan'):>16.1f}"
+        )
     ratio = results["mixed"]["p99_ms"] / results["clean"]["p99_ms"]
-    print(f"p99 mixed / clean: {ratio:.2f}  (goal <= 2);  errors: {results['clean']['errors'] + results['mixed']['errors']} (goal 0)")
+    print(
+        f"p99 mixed / clean: {ratio:.2f}  (goal <= 2);  errors: {results['clean']['errors'] + results['mixed']['errors']} (goal 0)"
+    )
     return 0
 
 

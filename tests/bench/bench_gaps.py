@@ -28,12 +28,14 @@ sys.path.insert(0, str(HERE))
 
 from bench_api import free_port, start_server  # noqa: E402
 
-GOOD = "Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n    loss.backward()\nRuntimeError: grad can be implicitly created only for scalar outputs\n"
+GOOD = 'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\n    loss.backward()\nRuntimeError: grad can be implicitly created only for scalar outputs\n'
 
 
 def gap_paste(i: int) -> str:
-    return (f"Traceback (most recent call last):\n  File \"job{i}.py\", line 9, in <module>\n    run()\n"
-            f"ValueError: the frobnicator stage {chr(97 + i % 26)}{chr(97 + i // 26 % 26)}{chr(97 + i // 676 % 26)} refused its quota of widgets\n")
+    return (
+        f'Traceback (most recent call last):\n  File "job{i}.py", line 9, in <module>\n    run()\n'
+        f"ValueError: the frobnicator stage {chr(97 + i % 26)}{chr(97 + i // 26 % 26)}{chr(97 + i // 676 % 26)} refused its quota of widgets\n"
+    )
 
 
 async def drive(url: str, seconds: float, concurrency: int) -> dict:
@@ -54,7 +56,9 @@ async def drive(url: str, seconds: float, concurrency: int) -> dict:
                 text = gap_paste(i // 2) if gap else GOOD
                 t0 = time.perf_counter()
                 try:
-                    r = await client.post(url, content=json.dumps({"text": text}), headers={"content-type": "application/json"})
+                    r = await client.post(
+                        url, content=json.dumps({"text": text}), headers={"content-type": "application/json"}
+                    )
                     ok = r.status_code == 200
                 except httpx.HTTPError:
                     ok = False
@@ -66,8 +70,14 @@ async def drive(url: str, seconds: float, concurrency: int) -> dict:
 
     await asyncio.gather(*(conn() for _ in range(concurrency)))
     lat.sort()
-    return {"requests": len(lat), "rps": round(len(lat) / seconds, 1), "errors": errors, "gaps_answered": gaps_ok,
-            "p50_ms": round(statistics.median(lat) * 1000, 1), "p99_ms": round(lat[int(0.99 * (len(lat) - 1))] * 1000, 1)}
+    return {
+        "requests": len(lat),
+        "rps": round(len(lat) / seconds, 1),
+        "errors": errors,
+        "gaps_answered": gaps_ok,
+        "p50_ms": round(statistics.median(lat) * 1000, 1),
+        "p99_ms": round(lat[int(0.99 * (len(lat) - 1))] * 1000, 1),
+    }
 
 
 def run(record: bool, seconds: float, concurrency: int, env: dict) -> dict:
@@ -76,7 +86,7 @@ def run(record: bool, seconds: float, concurrency: int, env: dict) -> dict:
     os.environ.update(env)
     os.environ["TBX_RECORD_GAPS"] = "1" if record else ""
     try:
-        proc = start_server("api.app:app_factory", port, factory=True, app_dir=HERE.parent.parent, cpus=None)
+        proc = start_server("explainer.api.app:app_factory", port, factory=True, app_dir=HERE.parent.parent, cpus=None)
     finally:
         os.environ.clear()
         os.environ.update(saved)
@@ -108,11 +118,15 @@ def main() -> int:
         rows = store.rows()
         counted = sum(r["count"] for r in rows)
         store.close()
-    print(f"store: {'PostgreSQL' if args.postgres else 'SQLite'}; {args.concurrency} connections, {args.seconds:g} s each")
+    print(
+        f"store: {'PostgreSQL' if args.postgres else 'SQLite'}; {args.concurrency} connections, {args.seconds:g} s each"
+    )
     print(f"recording off: {off}")
     print(f"recording on:  {on}")
-    print(f"added p50: {on['p50_ms'] - off['p50_ms']:+.1f} ms; gap requests answered {on['gaps_answered']}, "
-          f"counted in the store {counted} ({len(rows)} signatures): {'exactly once each' if counted == on['gaps_answered'] else 'MISMATCH'}")
+    print(
+        f"added p50: {on['p50_ms'] - off['p50_ms']:+.1f} ms; gap requests answered {on['gaps_answered']}, "
+        f"counted in the store {counted} ({len(rows)} signatures): {'exactly once each' if counted == on['gaps_answered'] else 'MISMATCH'}"
+    )
     return 0 if counted == on["gaps_answered"] and on["errors"] == 0 else 1
 
 

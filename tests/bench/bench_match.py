@@ -61,7 +61,10 @@ class SyntheticIndex:
 def load_pastes(which: str = "all") -> list[str]:
     texts = []
     if which in ("all", "generated"):
-        texts += [json.loads(l)["text"] for l in (ROOT / "data" / "bench_pastes.jsonl").read_text(encoding="utf-8").splitlines()]
+        texts += [
+            json.loads(l)["text"]
+            for l in (ROOT / "data" / "bench_pastes.jsonl").read_text(encoding="utf-8").splitlines()
+        ]
     dev = ROOT.parent / "shared" / "eval" / "dev.jsonl"
     if dev.exists() and which in ("all", "real"):
         texts += [json.loads(l)["text"] for l in dev.read_text(encoding="utf-8").splitlines() if l.strip()]
@@ -112,15 +115,23 @@ def main() -> None:
         parse_text(p)
         parse_ms.append((time.perf_counter() - t) * 1000)
     print(f"pastes: {len(pastes)} distinct")
-    print(f"entries {len(real.entries):>6}  patterns {len(real.patterns):>6}: explain median {statistics.median(small_ms):.3f} ms  p90 {statistics.quantiles(small_ms, n=10)[-1]:.3f} ms")
-    print(f"entries {len(big.entries):>6}  patterns {len(big.patterns):>6}: explain median {statistics.median(big_ms):.3f} ms  p90 {statistics.quantiles(big_ms, n=10)[-1]:.3f} ms  (matcher built in {build_s:.1f} s)")
+    print(
+        f"entries {len(real.entries):>6}  patterns {len(real.patterns):>6}: explain median {statistics.median(small_ms):.3f} ms  p90 {statistics.quantiles(small_ms, n=10)[-1]:.3f} ms"
+    )
+    print(
+        f"entries {len(big.entries):>6}  patterns {len(big.patterns):>6}: explain median {statistics.median(big_ms):.3f} ms  p90 {statistics.quantiles(big_ms, n=10)[-1]:.3f} ms  (matcher built in {build_s:.1f} s)"
+    )
     print(f"of which parsing: median {statistics.median(parse_ms):.3f} ms")
     print(f"ratio 10k/real: {statistics.median(big_ms) / statistics.median(small_ms):.2f}")
     full_ms = answer_ms(real, pastes)
-    print(f"the whole JSON answer (explain + causes and fixes ranked and filled): median {statistics.median(full_ms):.3f} ms  p90 {statistics.quantiles(full_ms, n=10)[-1]:.3f} ms")
+    print(
+        f"the whole JSON answer (explain + causes and fixes ranked and filled): median {statistics.median(full_ms):.3f} ms  p90 {statistics.quantiles(full_ms, n=10)[-1]:.3f} ms"
+    )
     if public:
         a, b = per_paste_ms(real, public), per_paste_ms(big, public)
-        print(f"public pastes only (../shared/eval, {len(public)}): median {statistics.median(a):.3f} ms, with 10k entries {statistics.median(b):.3f} ms")
+        print(
+            f"public pastes only (../shared/eval, {len(public)}): median {statistics.median(a):.3f} ms, with 10k entries {statistics.median(b):.3f} ms"
+        )
 
 
 if __name__ == "__main__":

@@ -26,14 +26,29 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("paste", nargs="?", default=str(HERE.parent / "fixtures" / "pastes" / "backward_flat_windows.txt"))
     ap.add_argument("--runs", type=int, default=21)
-    ap.add_argument("--against", help="another checkout of the project: its `python -m explainer` is timed in the same loop")
+    ap.add_argument(
+        "--against", help="another checkout of the project: its `python -m explainer` is timed in the same loop"
+    )
     args = ap.parse_args()
     paste = Path(args.paste).read_bytes()
     script = Path(sys.executable).with_name("tbx")  # the console script, as users run it
-    tbx = [str(script), "explain", "--json"] if script.exists() else [sys.executable, "-m", "explainer", "explain", "--json"]
+    tbx = (
+        [str(script), "explain", "--json"]
+        if script.exists()
+        else [sys.executable, "-m", "explainer", "explain", "--json"]
+    )
     base = [sys.executable, "-c", "import sqlite3, rapidfuzz"]
-    other = [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); from explainer.cli import main; "
-             "sys.argv = ['tbx', 'explain', '--json']; sys.exit(main())", args.against] if args.against else None
+    other = (
+        [
+            sys.executable,
+            "-c",
+            "import sys; sys.path.insert(0, sys.argv[1]); from explainer.cli import main; "
+            "sys.argv = ['tbx', 'explain', '--json']; sys.exit(main())",
+            args.against,
+        ]
+        if args.against
+        else None
+    )
     timed(tbx, paste)  # build the index if it is stale, warm the file cache
     if other:
         timed(other, paste)

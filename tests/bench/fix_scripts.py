@@ -56,8 +56,14 @@ def main(argv=None) -> int:
         return 0
     cols = ("script", "expected", "top id", "first fix", "applied", "passed")
     rows = [
-        (r["script"][:-3], r["expected"] or "?", r["top"] if r["top"] != r["expected"] else "=", r["fix"] or "-",
-         "yes" if r["applied"] else "no", "PASS" if r["passed"] else "fail")
+        (
+            r["script"][:-3],
+            r["expected"] or "?",
+            r["top"] if r["top"] != r["expected"] else "=",
+            r["fix"] or "-",
+            "yes" if r["applied"] else "no",
+            "PASS" if r["passed"] else "fail",
+        )
         for r in results
     ]
     widths = [max(len(c), *(len(str(row[i])) for row in rows)) for i, c in enumerate(cols)]
@@ -73,8 +79,10 @@ def main(argv=None) -> int:
         if not r["codes_parse"] or r["placeholders"]:
             print(f"- {r['script']}: fix code that does not parse or keeps placeholders: {r['fixes']}")
     print()
-    print(f"right entry first: {ids}/{m}; a fix applies: {applied}/{m}; passed: {n}/{m} "
-          f"({100 * pass_rate(results):.1f} %, goal {100 * GOAL:.0f} %) over {entries} entries, in {took:.0f} s")
+    print(
+        f"right entry first: {ids}/{m}; a fix applies: {applied}/{m}; passed: {n}/{m} "
+        f"({100 * pass_rate(results):.1f} %, goal {100 * GOAL:.0f} %) over {entries} entries, in {took:.0f} s"
+    )
     return 0
 
 

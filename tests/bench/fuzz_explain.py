@@ -50,8 +50,10 @@ def main() -> int:
         worst = sorted(worst + [(dt, i, text)], reverse=True)[:5]
         if (i + 1) % 10_000 == 0:
             print(f"{i + 1} done, worst {worst[0][0] * 1000:.1f} ms, over 50 ms: {over}", flush=True)
-    print(f"{args.count} mutated tracebacks in {time.perf_counter() - t_all:.0f} s: {errors} exceptions, "
-          f"{over} over 50 ms, {partial} partial (budget reached)")
+    print(
+        f"{args.count} mutated tracebacks in {time.perf_counter() - t_all:.0f} s: {errors} exceptions, "
+        f"{over} over 50 ms, {partial} partial (budget reached)"
+    )
     for dt, i, text in worst:
         print(f"  {dt * 1000:7.1f} ms  input {i}  {len(text)} chars  {text[:60]!r}")
     return 1 if errors else 0

@@ -34,7 +34,9 @@ def main() -> None:
             if r.status != "pass" or not r.paste:
                 continue
             for name in ("standard", "flattened", "ipython8", "commentary_zh", "last_line", "rank_prefixed"):
-                f.write(json.dumps({"id": r.id, "format": name, "text": FORMATS[name](r.paste)}, ensure_ascii=False) + "\n")
+                f.write(
+                    json.dumps({"id": r.id, "format": name, "text": FORMATS[name](r.paste)}, ensure_ascii=False) + "\n"
+                )
                 n += 1
     print(f"wrote {n} pastes from {sum(r.status == 'pass' for r in results)} reproducers to {out}")
 

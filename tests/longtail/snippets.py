@@ -109,7 +109,7 @@ SNIPPETS = {
     "iinfo-float": "torch.iinfo(torch.float32)",
 }
 
-PRELUDE = '''
+PRELUDE = """
 import io
 import torch
 
@@ -121,4 +121,4 @@ class FnWrongGrads(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         return g, g
-'''
+"""

@@ -31,7 +31,7 @@ def main() -> None:
             m = RAISED.search(text)
             row.update(raised=True, exc_type=type(exc).__name__, module=type(exc).__module__)
             if m:
-                row["message"] = text[:m.start()].rstrip()
+                row["message"] = text[: m.start()].rstrip()
                 file = re.sub(r"^.*?/(?=(?:aten|c10|torch|caffe2)/)", "", m.group(2))
                 row["site"] = {"file": file, "line": int(m.group(3)), "function": m.group(1)}
             else:
@@ -39,8 +39,11 @@ def main() -> None:
                 frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(torch_dir)]
                 if frames:
                     f = frames[-1]
-                    row["site"] = {"file": "torch/" + os.path.relpath(f.filename, torch_dir).replace(os.sep, "/"),
-                                   "line": f.lineno, "function": f.name}
+                    row["site"] = {
+                        "file": "torch/" + os.path.relpath(f.filename, torch_dir).replace(os.sep, "/"),
+                        "line": f.lineno,
+                        "function": f.name,
+                    }
             row["paste"] = "".join(traceback.format_exception_only(type(exc), exc)).split("\nException raised from")[0]
         print(json.dumps(row, ensure_ascii=False))
 
