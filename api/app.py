@@ -25,6 +25,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi import Path as PathParam
@@ -72,7 +73,7 @@ PAGE_HEADERS = {
     "Referrer-Policy": "no-referrer",
 }
 
-ERRORS = {
+ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorResponse, "description": "Unknown id or route"},
     413: {"model": ErrorResponse, "description": "Request body larger than 1 MiB"},
     422: {"model": ErrorResponse, "description": "Malformed JSON, wrong types or values out of range"},
@@ -431,7 +432,7 @@ def serve(
     closes idle keep-alive connections (slow or idle clients) after ``keep_alive`` seconds."""
     import uvicorn
 
-    limits = {"limit_concurrency": max_connections, "timeout_keep_alive": min(keep_alive, timeout)}
+    limits: dict[str, Any] = {"limit_concurrency": max_connections, "timeout_keep_alive": min(keep_alive, timeout)}
     if record_gaps:
         os.environ[RECORD_GAPS_ENV] = "1"  # every worker process records
     if workers > 1:

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import re
 import time
-from re import _constants as _C
-from re import _parser as _P
+from re import _constants as _C  # type: ignore[attr-defined]  # private module, present since 3.11; no stub
+from re import _parser as _P  # type: ignore[attr-defined]  # private module, present since 3.11; no stub
 
 DEFAULT_CAP = 2000
 SLOW_RECHECK = 0.002  # inputs slower than this are timed again (fastest of three runs kept)
@@ -408,7 +408,7 @@ def kb_regexes(index) -> list[tuple[str, re.Pattern, tuple]]:
     holds, compiled as the matcher compiles them, with the operations the matcher applies to each:
     a pattern is full-matched and matched at the start, and (its search variant) searched when it
     opens with literal text; an opening is matched at the start; a signal is searched."""
-    out = []
+    out: list[tuple[str, re.Pattern, tuple]] = []
     for p in index.matcher.patterns:
         out.append((f"{p.entry_id}:pattern[{p.idx}]", p.rx, ("fullmatch", "match")))
         if p.literal_start:

@@ -30,6 +30,7 @@ class Budget:
         paste that takes long to read is still matched."""
         if self.deadline is None:
             return False
+        assert self.seconds is not None  # a deadline comes from seconds
         if time.monotonic() > self.deadline - reserve * self.seconds:
             self.cut = True  # whoever stops now returns less than it would have: the answer is partial
             return True

@@ -141,7 +141,7 @@ def cmd_build(args) -> int:
 
 
 def cmd_lint(args) -> int:
-    from .lint import lint, pending_references
+    from .lint import hint, lint, pending_references
     from .paths import kb_dir
 
     report = lint(kb_dir())
@@ -153,7 +153,7 @@ def cmd_lint(args) -> int:
     problems = 0
     for entry_id, items in sorted(report.items()):
         for p in items:
-            print(f"kb/{entry_id}.md: {p}")
+            print(f"kb/{entry_id}.md:{p.line}: {p.code} {p} (see {hint(p)})")
             problems += 1
     bad = sum(1 for v in report.values() if v)
     pending = pending_references(kb_dir())
@@ -198,7 +198,7 @@ def cmd_verify(args) -> int:
                 entries,
                 jobs=args.jobs,
                 index=index,
-                on_result=lambda r: r.role in ("repro", "fix") and progress.advance(task),
+                on_result=lambda r: progress.advance(task) if r.role in ("repro", "fix") else None,
             )
         for r in results:
             if r.status != "pass":

@@ -7,11 +7,15 @@ from .matcher import AMBIGUOUS_GAP, THRESHOLD
 from .model import Candidate, Parsed, Record
 from .parser import lang_hint, parse_text
 
+TYPE_CHECKING = False  # the annotations are strings: typing is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
+
 
 class Answer(Record):
     parsed: Parsed
     candidates: tuple[Candidate, ...]  # best first, including those below the threshold
-    index: object
+    index: Any  # the explainer.index.Index; Any, as this field shadows tuple.index (a method)
     live: dict | None = None  # in the hooks: values of the failing line's frame (explainer.live.live_facts)
     partial: bool = False  # the time budget ran out: the answer is what was found before it did
     raised_at: tuple = ()  # the long tail: where in PyTorch's sources the message was raised (explainer.longtail)
@@ -123,6 +127,7 @@ class _Later:
     __slots__ = ("_fn", "_value")
 
     def __init__(self, fn) -> None:
+        self._value: tuple | None
         self._fn, self._value = fn, None
 
     def _get(self) -> tuple:

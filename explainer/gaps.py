@@ -181,6 +181,7 @@ class Store:
             if self.pg:
                 import psycopg
 
+                assert self.url is not None  # pg is only set from a url
                 conn = psycopg.connect(self.url, autocommit=True)
                 with conn.transaction():  # concurrent 'create table if not exists' race in PostgreSQL
                     conn.execute("select pg_advisory_xact_lock(727274)")

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import re
 
+TYPE_CHECKING = False  # the annotations are strings; importing typing at run time is not needed
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 _KINDS = {
     "cause": "直接原因",
     "context": "处理时的上一个",
@@ -13,7 +17,7 @@ _KINDS = {
     "other": "粘贴中另一个",
 }
 
-_RULES = [
+_RULES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     (re.compile(r"^full template match"), "报错信息与模板完全匹配"),
     (re.compile(r"^template matches the start of the message"), "报错信息的开头与模板匹配"),
     (re.compile(r"^template found inside the message"), "报错信息里包含这个模板"),

@@ -16,6 +16,10 @@ import sys
 
 from .normalize import cjk_bigrams
 
+TYPE_CHECKING = False  # the annotations are strings: typing is not imported at run time
+if TYPE_CHECKING:
+    from .matcher import Matcher
+
 SCHEMA_VERSION = (
     "10"  # 6: fixes and causes for the answer; 7: template regexes compiled linear; 9: head_share; 10: pieces
 )
@@ -210,12 +214,12 @@ def _write(entries, tmp, kb_dir, fp) -> None:
         },
         ensure_ascii=False,
     )
-    db["entries"].insert_all(rows, pk="id")
-    db["patterns"].insert_all([{**p, "features": json.dumps(p["features"], ensure_ascii=False)} for p in pats])
-    db["patterns"].create_index(["entry_id"])
-    db["search"].insert_all(docs)
-    db["search"].enable_fts(["tokens", "key"], tokenize="unicode61 remove_diacritics 2", create_triggers=False)
-    db["meta"].insert_all(
+    db.table("entries").insert_all(rows, pk="id")
+    db.table("patterns").insert_all([{**p, "features": json.dumps(p["features"], ensure_ascii=False)} for p in pats])
+    db.table("patterns").create_index(["entry_id"])
+    db.table("search").insert_all(docs)
+    db.table("search").enable_fts(["tokens", "key"], tokenize="unicode61 remove_diacritics 2", create_triggers=False)
+    db.table("meta").insert_all(
         [
             {"key": "schema", "value": SCHEMA_VERSION},
             {"key": "fingerprint", "value": fp},
@@ -240,7 +244,7 @@ class Index:
         self.entries: dict[str, dict] = {e["id"]: {**e, "wraps": bool(e["wraps"])} for e in blob["entries"]}
         self.patterns = [tuple(p) for p in blob["patterns"]]
         self._docs: dict[str, dict] = {}
-        self._matcher = None
+        self._matcher: Matcher | None = None
 
     @property
     def matcher(self):

@@ -117,7 +117,9 @@ class Entry:
             lines = s.code.split("\n")
             res = apply_at(ops, lines[n - 1], n, {**{k: "1" for k in names}, **code_values(lines[n - 1])}, lines)
             if res:
-                out.append((s, *res))
+                kind, code, line = res
+                assert line is not None  # apply_at gives back the line it is given (n) or its target's
+                out.append((s, kind, code, line))
         return out
 
 
@@ -233,6 +235,7 @@ def read_entry(path: Path) -> Entry:
         raw = "\n".join(blocks.get(key, []))
         return _CJK_BREAK.sub("", _strip_fences(raw)).strip()
 
+    target: dict[str, str] | list[dict]  # a section's texts by language, then the causes' and fixes' items
     for section, target in (
         ("Summary", entry.summary),
         ("Explanation", entry.explanation),

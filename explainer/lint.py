@@ -1,6 +1,9 @@
 """Check every knowledge-base entry against the rules in kb/README.md. Never imports torch.
 
-All problems are reported at once, each saying where and how to fix it.
+All problems are reported at once, each saying where and how to fix it: a :class:`Problem` is its
+message with a stable code (``KB1xx`` front matter, ``KB2xx`` patterns, signals and frames,
+``KB3xx`` sections and text, ``KB4xx`` fixes, ``KB5xx`` snippets, ``KB6xx`` the adversarial attack)
+and the line of the entry's file it is about, printed as ``kb/<id>.md:LINE: CODE message``.
 """
 
 from __future__ import annotations
@@ -40,6 +43,79 @@ MIN_EXERCISED = 2  # reproducers each rewrite is applied to and run on by ``tbx 
 _ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _HAN = re.compile(r"[\u4e00-\u9fff]")
 
+
+class Problem(str):
+    """One problem: the message (the string itself), its code, and the line it is about (0: unknown
+    until :func:`locate` reads the file)."""
+
+    code: str
+    line: int
+
+    def __new__(cls, code: str, message: str, line: int = 0) -> Problem:
+        self = super().__new__(cls, message)
+        self.code, self.line = code, line
+        return self
+
+    def at(self, message: str) -> Problem:
+        """The same code and line with another message."""
+        return Problem(self.code, message, self.line)
+
+
+# where each group's rules are written down, named after the problem as the hint to read
+GUIDE = {
+    "1": "Front matter",
+    "2": "Placeholders in patterns",
+    "3": "Body",
+    "4": "Rewrites",
+    "5": "Snippets and their labels",
+    "6": "Front matter",
+}
+
+
+def hint(p: Problem) -> str:
+    """The kb/README.md section that states the rule a problem breaks."""
+    return f"kb/README.md: {GUIDE.get(p.code[2:3], 'Front matter')}"
+
+
+_WHERE_LINE = re.compile(r"line (\d{1,6})\b")
+_WHERE_KEY = re.compile(r"(?:front matter: (?:missing key |unknown key |id |)'?(\w+)'?|(\w+): )")
+_WHERE_HEADINGS = re.compile(r"## (\w+)(?: / ### ([\w-]+))?")
+
+
+def locate(entry: Entry, problems: list[str]) -> list[Problem]:
+    """Each problem with the line of the entry's file it is about: a snippet's fence, a front-matter
+    key, a pattern or signal's own line, a section or a cause's or fix's heading (else line 1)."""
+    try:
+        lines = entry.path.read_text(encoding="utf-8").split("\n")
+    except (OSError, UnicodeDecodeError):
+        lines = []
+
+    def find(pred, start: int = 0) -> int:
+        return next((n for n in range(start, len(lines)) if pred(lines[n].strip())), -1) + 1
+
+    out = []
+    for p in problems:
+        if not isinstance(p, Problem):
+            p = Problem("KB100", p)  # a problem found while reading the file
+        line = p.line
+        text = str(p)
+        if not line and (m := _WHERE_LINE.match(text)):
+            line = int(m.group(1))
+        if not line and text.startswith(("pattern ", "signals: ")) and "'" in text:
+            quoted = text.split("'", 2)[1][:40]
+            line = find(lambda s, q=quoted: q in s) or find(lambda s: s.startswith(("patterns", "signals")))
+        if not line and text.startswith("## ") and (m := _WHERE_HEADINGS.match(text)):
+            section = find(lambda s, h=f"## {m.group(1)}": s == h)
+            line = find(lambda s, h=f"### {m.group(2)}": s == h, section) if m.group(2) and section else section
+        if not line and text.startswith("body: ") and (m := re.search(r"'## (\w+)'", text)):
+            line = find(lambda s, h=f"## {m.group(1)}": s == h)
+        if not line and (m := _WHERE_KEY.match(text)):
+            key = m.group(1) or m.group(2)
+            line = find(lambda s, k=key: s.startswith((f"{k}:", f"{k} =", f"{k}=")))
+        out.append(Problem(p.code, text, line or 1))
+    return out
+
+
 SCHEMA: dict[str, tuple[type, bool]] = {  # key -> (type, required)
     "id": (str, True),
     "title": (dict, True),
@@ -58,19 +134,19 @@ SCHEMA: dict[str, tuple[type, bool]] = {  # key -> (type, required)
 }
 
 
-def _type_problems(meta: dict) -> list[str]:
+def _type_problems(meta: dict) -> list[Problem]:
     """Missing required keys and values of the wrong type in the front matter."""
     out = []
     for key, (typ, required) in SCHEMA.items():
         if key not in meta:
             if required:
-                out.append(f"front matter: missing key {key!r}")
+                out.append(Problem("KB101", f"front matter: missing key {key!r}"))
             continue
         if not isinstance(meta[key], typ):
-            out.append(f"front matter: {key!r} must be a {typ.__name__}")
+            out.append(Problem("KB102", f"front matter: {key!r} must be a {typ.__name__}"))
             continue
         if typ is list and not all(isinstance(v, str) for v in meta[key]):
-            out.append(f"front matter: every item of {key!r} must be a string")
+            out.append(Problem("KB103", f"front matter: every item of {key!r} must be a string"))
     return out
 
 
@@ -78,94 +154,102 @@ def schema_problems(entry: Entry) -> list[str]:
     """The problems that make an entry unusable for the index (wrong types, patterns or signals that
     do not compile); ``tbx build`` skips such an entry with a warning, ``tbx lint`` reports them with
     the rest."""
-    out = list(entry.problems)
+    out: list[str] = [Problem("KB100", p) for p in entry.problems]
     meta = entry.meta
     if not meta:
         return out or ["front matter: empty"]
     out += _type_problems(meta)
     title = meta.get("title")
     if isinstance(title, dict) and not all(isinstance(title.get(lang), str) for lang in LANGS):
-        out.append("front matter: title needs the strings 'en' and 'zh'")
+        out.append(Problem("KB104", "front matter: title needs the strings 'en' and 'zh'"))
     if out:
         return out
     for p in meta["patterns"]:
         try:
             compile_pattern(p)
         except (PatternError, re.error) as exc:
-            out.append(f"pattern {p[:60]!r}: {exc}")
+            out.append(Problem("KB201", f"pattern {p[:60]!r}: {exc}"))
     for sig in meta.get("signals", []):
         try:
             re.compile(sig)
         except re.error as exc:
-            out.append(f"signals: {sig!r} is not a valid regular expression: {exc}")
+            out.append(Problem("KB202", f"signals: {sig!r} is not a valid regular expression: {exc}"))
     return out
 
 
-def lint_entry(entry: Entry, known_ids: set[str], planned: set[str] | None = None) -> list[str]:
+def lint_entry(entry: Entry, known_ids: set[str], planned: set[str] | None = None) -> list[Problem]:
     """Every problem of one entry. ``known_ids`` are the entries that exist; ``planned`` the ids of
     ``kb/planned.txt`` that a reference may name before their entry exists (None: not checked)."""
-    out = list(entry.problems)
+    return locate(entry, _lint_entry(entry, known_ids, planned))
+
+
+def _lint_entry(entry: Entry, known_ids: set[str], planned: set[str] | None) -> list[str]:
+    out: list[str] = [Problem("KB100", p) for p in entry.problems]
     meta = entry.meta
     if not meta:
         return out
     for key in meta:
         if key not in SCHEMA:
-            out.append(f"front matter: unknown key {key!r} (allowed: {', '.join(SCHEMA)})")
+            out.append(Problem("KB105", f"front matter: unknown key {key!r} (allowed: {', '.join(SCHEMA)})"))
     out += _type_problems(meta)
     if meta.get("id") != entry.id:
-        out.append(f"front matter: id {meta.get('id')!r} must equal the file stem {entry.id!r}")
+        out.append(Problem("KB106", f"front matter: id {meta.get('id')!r} must equal the file stem {entry.id!r}"))
     if not _ID.match(entry.id):
-        out.append("file name: ids are lower-case words joined by '-'")
-    title = meta.get("title") if isinstance(meta.get("title"), dict) else {}
+        out.append(Problem("KB107", "file name: ids are lower-case words joined by '-'"))
+    title = meta["title"] if isinstance(meta.get("title"), dict) else {}
     if set(title) != set(LANGS) or not all(isinstance(v, str) and v.strip() for v in title.values()):
-        out.append("front matter: title needs non-empty 'en' and 'zh' and nothing else")
+        out.append(Problem("KB108", "front matter: title needs non-empty 'en' and 'zh' and nothing else"))
     elif not _HAN.search(title["zh"]):
-        out.append("front matter: title.zh must be written in Chinese")
+        out.append(Problem("KB109", "front matter: title.zh must be written in Chinese"))
     if meta.get("category") not in CATEGORIES:
-        out.append(f"front matter: category must be one of {', '.join(sorted(CATEGORIES))}")
+        out.append(Problem("KB110", f"front matter: category must be one of {', '.join(sorted(CATEGORIES))}"))
     if meta.get("kind") not in KINDS:
-        out.append(f"front matter: kind must be one of {', '.join(sorted(KINDS))}")
+        out.append(Problem("KB111", f"front matter: kind must be one of {', '.join(sorted(KINDS))}"))
     if isinstance(meta.get("exception_types"), list) and not meta["exception_types"]:
-        out.append("front matter: exception_types needs at least the torch 2.13 type")
-    patterns = meta.get("patterns") if isinstance(meta.get("patterns"), list) else []
+        out.append(Problem("KB112", "front matter: exception_types needs at least the torch 2.13 type"))
+    patterns = meta["patterns"] if isinstance(meta.get("patterns"), list) else []
     if not patterns:
-        out.append("front matter: patterns needs at least the torch 2.13 wording")
+        out.append(Problem("KB113", "front matter: patterns needs at least the torch 2.13 wording"))
     for p in patterns:
         if not isinstance(p, str):
             continue
         try:
             compile_pattern(p)
         except (PatternError, re.error) as exc:
-            out.append(f"pattern {p[:60]!r}: {exc}")
+            out.append(Problem("KB203", f"pattern {p[:60]!r}: {exc}"))
         literal = re.sub(r"\{[^{}]*\}|\s", "", p)
         if len(literal) + len(_HAN.findall(literal)) < 8:  # a Chinese character says as much as two letters
-            out.append(f"pattern {p[:60]!r}: too little literal text to identify the error")
+            out.append(Problem("KB204", f"pattern {p[:60]!r}: too little literal text to identify the error"))
     for frame in meta.get("frames", []) if isinstance(meta.get("frames"), list) else []:
         if not re.match(r"^[\w./<>-]+\.py:[\w<>]+$", str(frame)):
-            out.append(f"frames: {frame!r} must look like 'torch/autograd/__init__.py:_make_grads'")
+            out.append(Problem("KB205", f"frames: {frame!r} must look like 'torch/autograd/__init__.py:_make_grads'"))
     for sig in meta.get("signals", []) if isinstance(meta.get("signals"), list) else []:
         try:
             re.compile(sig)
         except re.error as exc:
-            out.append(f"signals: {sig!r} is not a valid regular expression: {exc}")
+            out.append(Problem("KB206", f"signals: {sig!r} is not a valid regular expression: {exc}"))
     for key in ("excludes", "related"):
         for other in meta.get(key, []) if isinstance(meta.get(key), list) else []:
             if other == entry.id:
-                out.append(f"{key}: an entry cannot name itself")
+                out.append(Problem("KB114", f"{key}: an entry cannot name itself"))
             elif planned is not None and other not in known_ids and other not in planned:
-                out.append(f"{key}: {other!r} is neither an entry nor a planned id (kb/planned.txt)")
+                out.append(Problem("KB115", f"{key}: {other!r} is neither an entry nor a planned id (kb/planned.txt)"))
     for url in meta.get("docs", []) if isinstance(meta.get("docs"), list) else []:
         if not str(url).startswith("https://"):
-            out.append(f"docs: {url!r} must be an https link")
+            out.append(Problem("KB116", f"docs: {url!r} must be an https link"))
     if not meta.get("docs"):
-        out.append("docs: link at least one page of the official documentation")
+        out.append(Problem("KB117", "docs: link at least one page of the official documentation"))
     out += _lint_body(entry)
     try:
         todo = [n for n, line in enumerate(entry.path.read_text(encoding="utf-8").split("\n"), 1) if "TODO" in line]
     except (OSError, UnicodeDecodeError):
         todo = []
     if todo:
-        out.append(f"line {todo[0]}: 'TODO' left from the scaffold ({len(todo)} line(s)): write what it asks for")
+        out.append(
+            Problem(
+                "KB118", f"line {todo[0]}: 'TODO' left from the scaffold ({len(todo)} line(s)): write what it asks for"
+            )
+        )
     return out
 
 
@@ -175,39 +259,50 @@ def _lint_body(entry: Entry) -> list[str]:
     present = [s for s in entry.sections if s in SECTIONS]
     for s in entry.sections:
         if s not in SECTIONS:
-            out.append(f"body: unknown section '## {s}' (allowed: {', '.join(SECTIONS)})")
+            out.append(Problem("KB301", f"body: unknown section '## {s}' (allowed: {', '.join(SECTIONS)})"))
     for s in required:
         if s not in entry.sections:
-            out.append(f"body: missing section '## {s}'")
+            out.append(Problem("KB302", f"body: missing section '## {s}'"))
     if present != [s for s in SECTIONS if s in present]:
-        out.append(f"body: sections must come in this order: {', '.join(SECTIONS)}")
+        out.append(Problem("KB303", f"body: sections must come in this order: {', '.join(SECTIONS)}"))
     for name, block in (("Summary", entry.summary), ("Explanation", entry.explanation)):
         for lang in LANGS:
             if not block.get(lang):
-                out.append(f"## {name}: '### {lang}' is missing or empty")
+                out.append(Problem("KB304", f"## {name}: '### {lang}' is missing or empty"))
         if block.get("zh") and not _HAN.search(block["zh"]):
-            out.append(f"## {name}: the zh text must be written in Chinese")
+            out.append(Problem("KB305", f"## {name}: the zh text must be written in Chinese"))
     if entry.debugging and set(entry.debugging) != set(LANGS):
-        out.append("## Debugging: needs both '### en' and '### zh'")
+        out.append(Problem("KB306", "## Debugging: needs both '### en' and '### zh'"))
     if not entry.causes:
-        out.append("## Causes: add at least one '### <slug>' cause")
+        out.append(Problem("KB307", "## Causes: add at least one '### <slug>' cause"))
     if not entry.fixes:
-        out.append("## Fixes: add at least one '### <slug>' fix")
+        out.append(Problem("KB308", "## Fixes: add at least one '### <slug>' fix"))
     for kind, items in (("Causes", entry.causes), ("Fixes", entry.fixes)):
         for item in items:
             where = f"## {kind} / ### {item['slug']}"
             for lang in LANGS:
                 if not item.get(lang):
-                    out.append(f"{where}: '#### {lang}' is missing or empty")
+                    out.append(Problem("KB309", f"{where}: '#### {lang}' is missing or empty"))
                 elif not item.get(f"title_{lang}"):
-                    out.append(f"{where} / {lang}: open with a bold title, e.g. '**Reduce the loss.**'")
+                    out.append(
+                        Problem("KB310", f"{where} / {lang}: open with a bold title, e.g. '**Reduce the loss.**'")
+                    )
             if kind == "Causes":
                 if item.get("en") and "Recognise:" not in item["en"]:
-                    out.append(f"{where} / en: add a line 'Recognise: ...' saying how to spot this cause in a paste")
+                    out.append(
+                        Problem(
+                            "KB311",
+                            f"{where} / en: add a line 'Recognise: ...' saying how to spot this cause in a paste",
+                        )
+                    )
                 if item.get("zh") and "识别：" not in item["zh"]:
-                    out.append(f"{where} / zh: add a line '识别：...' saying how to spot this cause in a paste")
+                    out.append(
+                        Problem(
+                            "KB312", f"{where} / zh: add a line '识别：...' saying how to spot this cause in a paste"
+                        )
+                    )
             if item.get("zh") and not _HAN.search(item["zh"]):
-                out.append(f"{where} / zh: must be written in Chinese")
+                out.append(Problem("KB313", f"{where} / zh: must be written in Chinese"))
             if kind == "Fixes":
                 out += _lint_fix(entry, item, where)
     out += _lint_snippets(entry)
@@ -234,64 +329,103 @@ def _lint_fix(entry: Entry, fix: dict, where: str) -> list[str]:
     targeted = len(fix["rewrites"]) == 1 and fix["rewrites"][0].lstrip().startswith("target ")
     if code > 1 and not (targeted and len(fix["templates"]) == 1):
         out.append(
-            f"{where}: at most one 'rewrite' fence (a change of the failing line) or one 'python template' fence (an example shown as advice); "
-            "a 'target' rewrite (another line) may have one template besides, shown where the user's file cannot be read"
+            Problem(
+                "KB401",
+                f"{where}: at most one 'rewrite' fence (a change of the failing line) or one 'python template' fence (an example shown as advice); "
+                "a 'target' rewrite (another line) may have one template besides, shown where the user's file cannot be read",
+            )
         )
     if not code and fix["fix_snippets"]:
-        out.append(f"{where}: a fix with 'python fix' fences shows the user a 'rewrite' or a 'python template'")
+        out.append(
+            Problem(
+                "KB402", f"{where}: a fix with 'python fix' fences shows the user a 'rewrite' or a 'python template'"
+            )
+        )
     slugs = [c["slug"] for c in entry.causes]
     if len(slugs) > 1 and code and not fix["causes"]:
-        out.append(f"{where}: name the causes this fix addresses on its fence, e.g. 'causes={slugs[0]}'")
+        out.append(
+            Problem("KB403", f"{where}: name the causes this fix addresses on its fence, e.g. 'causes={slugs[0]}'")
+        )
     for c in fix["causes"]:
         if c not in slugs:
-            out.append(f"{where}: causes= names {c!r}, which is not a cause of this entry ({', '.join(slugs)})")
+            out.append(
+                Problem(
+                    "KB404", f"{where}: causes= names {c!r}, which is not a cause of this entry ({', '.join(slugs)})"
+                )
+            )
     captures = _captures(entry)
     if fix["rewrites"]:
         try:
             parse_ops(fix["rewrites"][0])
         except RewriteError as exc:
-            out.append(f"{where}: rewrite {exc}")
+            out.append(Problem("KB405", f"{where}: rewrite {exc}"))
         else:
             n = len(entry.exercising(fix))
             if n < MIN_EXERCISED:
                 out.append(
-                    f"{where}: the rewrite applies to {n} reproducer(s) showing its causes; it must be tested on at least {MIN_EXERCISED} (add reproducer variants with 'cause=' and a '# error' line it changes)"
+                    Problem(
+                        "KB406",
+                        f"{where}: the rewrite applies to {n} reproducer(s) showing its causes; it must be tested on at least {MIN_EXERCISED} (add reproducer variants with 'cause=' and a '# error' line it changes)",
+                    )
                 )
         for name, _default in template_fields(fix["rewrites"][0]):
             if name not in CODE_VALUES and name not in captures:
                 out.append(
-                    f"{where}: rewrite placeholder {{{name}}} is neither a code value ({', '.join(sorted(CODE_VALUES))}) nor captured by a pattern"
+                    Problem(
+                        "KB407",
+                        f"{where}: rewrite placeholder {{{name}}} is neither a code value ({', '.join(sorted(CODE_VALUES))}) nor captured by a pattern",
+                    )
                 )
     if fix["templates"] and not fix["fix_snippets"]:
-        out.append(f"{where}: a template fix needs at least one 'python fix' fence that the tests execute")
+        out.append(
+            Problem("KB408", f"{where}: a template fix needs at least one 'python fix' fence that the tests execute")
+        )
     for s in fix["fix_snippets"]:
         if not s.fix_lines:
             out.append(
-                f"line {s.line}: mark the fix's own lines with '# fix' (deleted when reverted) or '# fix: ORIGINAL' (the line before the fix); the necessity check runs the snippet without them and it must fail"
+                Problem(
+                    "KB409",
+                    f"line {s.line}: mark the fix's own lines with '# fix' (deleted when reverted) or '# fix: ORIGINAL' (the line before the fix); the necessity check runs the snippet without them and it must fail",
+                )
             )
     for template in fix["templates"]:
         fields = template_fields(template)
         for name, default in fields:
             if name in CODE_VALUES and default is None:
-                out.append(f"{where}: template value {{{name}}} needs a default, e.g. {{{name}|loss}}")
+                out.append(
+                    Problem("KB410", f"{where}: template value {{{name}}} needs a default, e.g. {{{name}|loss}}")
+                )
             elif name not in CODE_VALUES and name not in captures:
                 out.append(
-                    f"{where}: template placeholder {{{name}}} is neither a code value ({', '.join(sorted(CODE_VALUES))}) nor captured by a pattern"
+                    Problem(
+                        "KB411",
+                        f"{where}: template placeholder {{{name}}} is neither a code value ({', '.join(sorted(CODE_VALUES))}) nor captured by a pattern",
+                    )
                 )
             elif name not in CODE_VALUES and default is None:
-                out.append(f"{where}: template placeholder {{{name}}} needs a default for pastes that do not show it")
+                out.append(
+                    Problem(
+                        "KB412",
+                        f"{where}: template placeholder {{{name}}} needs a default for pastes that do not show it",
+                    )
+                )
         filled = fill(template, {})
         try:
             ast.parse(filled)
         except SyntaxError as exc:
-            out.append(f"{where}: the template filled with its defaults is not valid Python: {exc.msg}")
+            out.append(
+                Problem("KB413", f"{where}: the template filled with its defaults is not valid Python: {exc.msg}")
+            )
         fix_lines = {_strip_comment(l) for s in fix["fix_snippets"] for l in s.code.split("\n")}
         fix_text = "\n".join(fix_lines)
         for line in filled.split("\n"):
             code_line = _strip_comment(line)
             if code_line and not code_line.startswith("#") and code_line not in fix_lines and code_line not in fix_text:
                 out.append(
-                    f"{where}: template line {code_line!r}, filled with its defaults, is not in any 'python fix' snippet of this fix"
+                    Problem(
+                        "KB414",
+                        f"{where}: template line {code_line!r}, filled with its defaults, is not in any 'python fix' snippet of this fix",
+                    )
                 )
     return out
 
@@ -330,21 +464,27 @@ def _lint_prose(entry: Entry) -> list[str]:
             text = block.get(lang) or ""
             for m in _PROSE_FIELD.finditer(text):
                 if m.group(1) not in captures and m.group(1) not in CODE_VALUES:
-                    out.append(f"{where} / {lang}: {{{m.group(1)}}} is not captured by a pattern")
+                    out.append(Problem("KB314", f"{where} / {lang}: {{{m.group(1)}}} is not captured by a pattern"))
                 elif not m.group(2):
                     out.append(
-                        f"{where} / {lang}: {{{m.group(1)}}} needs the words to show when the paste lacks it: {{{m.group(1)}|...}}"
+                        Problem(
+                            "KB315",
+                            f"{where} / {lang}: {{{m.group(1)}}} needs the words to show when the paste lacks it: {{{m.group(1)}|...}}",
+                        )
                     )
             for name in captures - _ARGUMENT_WORDS:
                 if f"`{name}`" in text:
                     out.append(
-                        f"{where} / {lang}: `{name}` is a placeholder's name; write {{{name}|words for it}} so the answer shows the value"
+                        Problem(
+                            "KB316",
+                            f"{where} / {lang}: `{name}` is a placeholder's name; write {{{name}|words for it}} so the answer shows the value",
+                        )
                     )
     for c in entry.causes:
         ev = c.get("evidence")
         if ev is not None:
             for problem in validate_evidence(ev):
-                out.append(f"## Causes / ### {c['slug']}: evidence {problem}")
+                out.append(Problem("KB317", f"## Causes / ### {c['slug']}: evidence {problem}"))
     return out
 
 
@@ -352,46 +492,61 @@ def _lint_snippets(entry: Entry) -> list[str]:
     out: list[str] = []
     repros = entry.repros
     if not repros:
-        out.append("## Reproducer: needs at least one 'python repro' fence")
+        out.append(Problem("KB501", "## Reproducer: needs at least one 'python repro' fence"))
     slugs = {c["slug"] for c in entry.causes}
     for s in repros:
         if "raises" in s.options and s.error_line is None:
-            out.append(f"line {s.line} (repro): mark the one line that raises with a trailing '# error' comment")
+            out.append(
+                Problem(
+                    "KB502", f"line {s.line} (repro): mark the one line that raises with a trailing '# error' comment"
+                )
+            )
         if s.options.get("cause") and s.options["cause"] not in slugs:
-            out.append(f"line {s.line} (repro): cause={s.options['cause']!r} is not a cause of this entry")
+            out.append(
+                Problem("KB503", f"line {s.line} (repro): cause={s.options['cause']!r} is not a cause of this entry")
+            )
     for s in entry.snippets:
         where = f"line {s.line} ({s.role})"
         for key in s.options:
             if key not in SNIPPET_OPTIONS:
-                out.append(f"{where}: unknown fence option {key!r} (allowed: {', '.join(sorted(SNIPPET_OPTIONS))})")
+                out.append(
+                    Problem(
+                        "KB504",
+                        f"{where}: unknown fence option {key!r} (allowed: {', '.join(sorted(SNIPPET_OPTIONS))})",
+                    )
+                )
         for req in s.requires:
             if not REQUIREMENTS.match(req):
-                out.append(f"{where}: unknown requirement {req!r}")
+                out.append(Problem("KB505", f"{where}: unknown requirement {req!r}"))
         if s.role in ("template", "rewrite", "evidence"):
             continue
         try:
             tree = ast.parse(s.code)
         except SyntaxError as exc:
-            out.append(f"{where}: not valid Python: {exc.msg} (line {exc.lineno})")
+            out.append(Problem("KB506", f"{where}: not valid Python: {exc.msg} (line {exc.lineno})"))
             continue
         if s.role == "repro":
             declared = [k for k in ("raises", "warns", "logs") if k in s.options]
             if len(declared) != 1:
-                out.append(f"{where}: declare exactly one of raises=TYPE, warns=CATEGORY, logs")
+                out.append(Problem("KB507", f"{where}: declare exactly one of raises=TYPE, warns=CATEGORY, logs"))
             elif declared[0] != "logs" and not s.options[declared[0]]:
-                out.append(f"{where}: {declared[0]}= needs a type")
+                out.append(Problem("KB508", f"{where}: {declared[0]}= needs a type"))
             if s.group:
-                out.append(f"{where}: the reproducer belongs under '## Reproducer', not under a cause or fix")
+                out.append(
+                    Problem("KB509", f"{where}: the reproducer belongs under '## Reproducer', not under a cause or fix")
+                )
         if s.role == "fix" and not any(isinstance(n, ast.Assert) for n in ast.walk(tree)):
-            out.append(f"{where}: a fix must assert its effect (a gradient's values, a shape, a dtype)")
+            out.append(
+                Problem("KB510", f"{where}: a fix must assert its effect (a gradient's values, a shape, a dtype)")
+            )
         if "timeout" in s.options:
             try:
                 float(s.options["timeout"])
             except ValueError:
-                out.append(f"{where}: timeout must be a number of seconds")
+                out.append(Problem("KB511", f"{where}: timeout must be a number of seconds"))
     for s in entry.snippets:
         if s.role in ("fix", "template", "rewrite") and not s.group:
-            out.append(f"line {s.line}: '{s.role}' fences belong under a '### <slug>' fix")
+            out.append(Problem("KB512", f"line {s.line}: '{s.role}' fences belong under a '### <slug>' fix"))
     return out
 
 
@@ -419,7 +574,7 @@ def pending_references(kb_dir) -> int:
     )
 
 
-def lint(kb_dir) -> dict[str, list[str]]:
+def lint(kb_dir) -> dict[str, list[Problem]]:
     """Problems per entry id (entries without problems are included with an empty list)."""
     entries = read_all(kb_dir)
     ids = {e.id for e in entries}
@@ -446,7 +601,7 @@ def evidence_regexes(entries) -> list[tuple[str, str, str]]:
     return out
 
 
-def attack(kb_dir, inputs: int = ATTACK_INPUTS) -> dict[str, list[str]]:
+def attack(kb_dir, inputs: int = ATTACK_INPUTS) -> dict[str, list[Problem]]:
     """``tbx lint --attack``: every compiled pattern, opening, signal and evidence expression run on
     generated adversarial inputs at the caps (:mod:`explainer.attack`); a problem for each one that
     takes over 10 ms on one of them. Needs the index (built from ``kb_dir``); takes a minute or two."""
@@ -458,7 +613,7 @@ def attack(kb_dir, inputs: int = ATTACK_INPUTS) -> dict[str, list[str]]:
     from .index import Index, build_index
     from .matcher import MAX_REGEX_INPUT
 
-    problems: dict[str, list[str]] = {}
+    problems: dict[str, list[Problem]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "index.sqlite"
         build_index(kb_dir, out)
@@ -468,7 +623,8 @@ def attack(kb_dir, inputs: int = ATTACK_INPUTS) -> dict[str, list[str]]:
             for label, rx, ops in kb_regexes(index)
         ]
         index.conn.close()
-    for eid, label, src in evidence_regexes(read_all(kb_dir)):
+    entries = {e.id: e for e in read_all(kb_dir)}
+    for eid, label, src in evidence_regexes(entries.values()):
         try:
             targets.append((eid, label, re.compile(src), ("search",), MAX_TEXT))
         except re.error:
@@ -477,6 +633,27 @@ def attack(kb_dir, inputs: int = ATTACK_INPUTS) -> dict[str, list[str]]:
         t, s = worst_time(rx, adversarial_inputs(rx, cap, limit=inputs), ops)
         if t > ATTACK_BOUND_S:
             problems.setdefault(eid, []).append(
-                f"{label}: {t * 1000:.1f} ms on an adversarial input ({s[:40]!r}...): rewrite it so no two quantifiers can match the same characters"
+                _attack_problem(
+                    entries.get(eid),
+                    label,
+                    f"{label}: {t * 1000:.1f} ms on an adversarial input ({s[:40]!r}...): rewrite it so no two quantifiers can match the same characters",
+                )
             )
     return problems
+
+
+def _attack_problem(entry: Entry | None, label: str, message: str) -> Problem:
+    """A slow expression as a problem at the line that defines it: ``pattern[i]`` (and its
+    ``.search``/``.head`` forms) and ``signal[i]`` at their item in the front matter, evidence at its
+    cause's heading."""
+    p = Problem("KB601", message)
+    if entry is None:
+        return p
+    m = re.match(r"(pattern|signal)\[(\d+)\]", label)
+    items = entry.meta.get("patterns" if m and m.group(1) == "pattern" else "signals") if m else None
+    if m and isinstance(items, list) and int(m.group(2)) < len(items):
+        text = str(items[int(m.group(2))])
+        return locate(entry, [Problem("KB601", f"pattern {text[:40]!r}: {message}")])[0].at(message)
+    if label.startswith("evidence ") and len(label.split()) > 1:
+        return locate(entry, [Problem("KB601", f"## Causes / ### {label.split()[1]}: {message}")])[0].at(message)
+    return p

@@ -121,6 +121,7 @@ def live_facts(exc: BaseException) -> dict[str, str]:
     tb = _user_frame(exc.__traceback__) if torch is not None else None
     if tb is None:
         return {}
+    assert torch is not None  # tb is only looked for with torch imported
     lines = traceback.extract_tb(tb, limit=1)
     code = (lines[0].line if lines else "") or ""
     roles = code_values(code)

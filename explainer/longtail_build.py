@@ -78,6 +78,7 @@ _FORMAT_FIELD = re.compile(r"\{\{|\}\}|\{[^{}]*\}")
 
 
 def _percent_pieces(s: str) -> list:
+    out: list[str | None]
     out, last = [], 0
     for m in _PERCENT.finditer(s):
         out.append(s[last : m.start()])
@@ -88,6 +89,7 @@ def _percent_pieces(s: str) -> list:
 
 
 def _format_pieces(s: str) -> list:
+    out: list[str | None]
     out, last = [], 0
     for m in _FORMAT_FIELD.finditer(s):
         out.append(s[last : m.start()])
@@ -235,11 +237,12 @@ def python_sites(source: str, rel: str, version: str) -> list[dict]:
         )
 
     # one walk, carrying the qualified name, the enclosing function and the test of an enclosing `if`
+    stack: list[tuple[ast.AST, str, ast.FunctionDef | ast.AsyncFunctionDef | None, ast.expr | None]]
     stack = [(tree, "", None, None)]
     while stack:
         node, qual, fn_node, if_test = stack.pop()
         if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
-            exc = _call_name(node.exc.func)
+            exc: str | None = _call_name(node.exc.func)
             msg = node.exc.args[0] if node.exc.args else None
             if msg is None:
                 for kw in node.exc.keywords:
@@ -508,7 +511,7 @@ def cpp_pieces(arg: str, depth: int = 0) -> list:
                 return [HOLE]
             if "Join" in call.group(0):
                 return [HOLE]
-            out: list = []
+            out = []
             for x in inner:
                 out += cpp_pieces(x, depth + 1)
             return out
@@ -617,6 +620,7 @@ def cpp_sites(text: str, rel: str, version: str, origin: str, exact_line: bool) 
             continue
         args = parsed[0]
         macro = m.group(1) or "throw"
+        exc: str | None  # None for C10_THROW_ERROR in _MACROS; its branch names the type
         if macro == "throw":
             kind, exc = "error", _THROW_TYPES.get(m.group(2), "RuntimeError")
             cond, msg_args = "", args
@@ -882,7 +886,9 @@ def extract(
 ) -> tuple[dict, list[dict]]:
     """(meta, records) for the torch installed at ``torch_dir`` (and a source tree of any release)."""
     version_py = (torch_dir / "version.py").read_text(encoding="utf-8")
-    version = re.search(r"__version__\s*=\s*['\"]([^'\"]+)", version_py).group(1).split("+")[0]
+    found = re.search(r"__version__\s*=\s*['\"]([^'\"]+)", version_py)
+    assert found is not None  # torch's version.py always sets __version__
+    version = found.group(1).split("+")[0]
     git = (re.search(r"git_version\s*=\s*['\"]([0-9a-f]+)", version_py) or [None, ""])[1]
     log("python sources")
     records = python_tree(torch_dir, version)

@@ -128,9 +128,9 @@ class _Pattern:
         )
         self.head_share = f.get("head_share", 1.0)  # the opening's share of the template's literal text
         self.pieces = tuple(f.get("pieces", ()))  # literal text every full or prefix match contains
-        self._rx = None
-        self._head = None
-        self._rx_search = None
+        self._rx: re.Pattern[str] | None = None
+        self._head: re.Pattern[str] | None = None
+        self._rx_search: re.Pattern[str] | None = None
 
     @property
     def rx(self) -> re.Pattern[str]:
@@ -271,7 +271,10 @@ class Matcher:
                 if tier != 1:
                     return  # fuzzy evidence only counts for compatible exception types
                 base *= 0.75
-                why += f"; but the type {exc_type} is not {'/'.join(sorted(types))}"
+                from typing import cast  # here, not at import: typing is a share of the start-up
+
+                # an entry's exception types are names, never empty: keys, not None (sorted() assumes it)
+                why += f"; but the type {exc_type} is not {'/'.join(sorted(cast('set[str]', types)))}"
             else:
                 why += f"; type {exc_type} fits"
             base *= SOURCE_WEIGHT.get(kind, 0.85)

@@ -38,6 +38,7 @@ class Lazy:
     __slots__ = ("_args", "_rx")
 
     def __init__(self, pattern: str, flags: int = 0) -> None:
+        self._rx: re.Pattern[str] | None
         self._args, self._rx = (pattern, flags), None
 
     def __getattr__(self, name: str):
@@ -559,6 +560,7 @@ def _scan(
         in_tb = False
         pending_relation = None
 
+    rx: Lazy | re.Pattern[str]  # the signal expressions are Lazy, the frame ones compiled
     next_check, chars = 0, 0
     while i < n:
         line = lines[i]
@@ -687,7 +689,7 @@ def _scan(
             pending_type = m.group("type")
             # the message follows on the next non-empty line(s)
             j = i + 1
-            msg_lines = []
+            msg_lines: list[str] = []
             while j < n and lines[j].strip() and not _is_structural(lines[j]) and len(msg_lines) < MAX_MESSAGE_LINES:
                 msg_lines.append(lines[j].strip())
                 j += 1
@@ -709,7 +711,7 @@ def _scan(
             else:
                 msg = wm.group("msg")
             k = j + 1
-            extra = []
+            extra: list[str] = []
             while k < n and lines[k].strip() and not _is_structural(lines[k]) and len(extra) < 10:
                 if _is_exc_line(lines[k]):
                     break
@@ -782,7 +784,12 @@ def _scan(
                         j = k
                         continue
                     break
-                other_logger = bool(tags) and tags[j] != tags[i] and (tags[j] or not nxt.startswith((" ", "\t")))
+                other_logger = (
+                    tags is not None
+                    and bool(tags)
+                    and tags[j] != tags[i]
+                    and (tags[j] or not nxt.startswith((" ", "\t")))
+                )
                 if _is_structural(nxt) or other_logger or nxt.strip() == "python-BaseException":
                     break  # another logger's line (an indented one wraps the message), PyCharm's trailer
                 opens_more = bool(msg_lines) and msg_lines[-1].rstrip().endswith(("raised:", "error:"))
@@ -960,8 +967,13 @@ def _raised_literal(code: str | None) -> tuple[str | None, str | None]:
         if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
             message = arg.value
         elif isinstance(arg, ast.JoinedStr):
+            from typing import cast  # an f-string's parts are str constants and formatted values
+
             message = "".join(
-                v.value if isinstance(v, ast.Constant) else "{" + ast.unparse(v.value) + "}" for v in arg.values
+                cast(str, v.value)
+                if isinstance(v, ast.Constant)
+                else "{" + ast.unparse(cast(ast.FormattedValue, v).value) + "}"
+                for v in arg.values
             )
     return exc_type, message
 

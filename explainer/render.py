@@ -7,6 +7,10 @@ from __future__ import annotations
 
 from .advise import code_span, fill_text
 
+TYPE_CHECKING = False  # the annotations are strings: typing is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
+
 LABELS = {
     "en": {
         "where": "Where",
@@ -55,7 +59,7 @@ LABELS = {
 }
 
 
-TAIL = {
+TAIL: dict[str, dict[str, Any]] = {  # texts, and the "strength" names by match kind
     "en": {
         "head": "Not in the curated knowledge base. PyTorch raised this itself:",
         "from": "{exc} from {fn}",

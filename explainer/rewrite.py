@@ -225,6 +225,7 @@ def code_values(line: str | None, focus: str | None = None) -> dict[str, str]:
         out["target"] = ast.unparse(stmt.target)
     call = _focused(stmt, focus) if focus else None
     if call is not None:
+        assert focus is not None  # a focused call comes from a focus
         out["focus"] = focus
     else:
         call = (
@@ -277,16 +278,16 @@ class _Source:
         self.text = text
         self.b = text.encode("utf-8")
 
-    def span(self, node: ast.AST) -> tuple[int, int]:
+    def span(self, node: ast.expr) -> tuple[int, int]:
         start = len(self.b[: node.col_offset].decode("utf-8", "replace"))
         end = len(self.b[: node.end_col_offset].decode("utf-8", "replace"))
         return start, end
 
-    def of(self, node: ast.AST) -> str:
+    def of(self, node: ast.expr) -> str:
         s, e = self.span(node)
         return self.text[s:e]
 
-    def operand(self, node: ast.AST) -> str:
+    def operand(self, node: ast.expr) -> str:
         """The node's text, in parentheses unless it is an atom (``a + b`` -> ``(a + b)``), so that
         a template such as ``{}.long()`` applies to the whole of it."""
         text = self.of(node)
@@ -347,6 +348,7 @@ def _edits(op: tuple, stmt: ast.stmt, src: _Source, values: dict[str, str]) -> l
             if int(idx) < 0:
                 return None
         for c in callees(spec):
+            node: ast.AST | None  # an argument here; any node of the statement in the walks below
             if idx.endswith("="):
                 node = next((k.value for k in c.keywords if k.arg == idx[:-1]), None)
             else:

@@ -57,7 +57,7 @@ def read_tail(stream: BinaryIO, limit: int = MAX_PASTE_BYTES, max_read: int = MA
         regular = stat.S_ISREG(st.st_mode)
     except (AttributeError, OSError, ValueError):
         regular, st = False, None
-    if regular and st.st_size > limit:
+    if regular and st is not None and st.st_size > limit:
         head = stream.read(2)
         stream.seek(st.st_size - limit)
         buf = bytearray(stream.read(limit + 1))

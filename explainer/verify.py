@@ -298,6 +298,7 @@ def _rewrite_checks(entry: Entry, s: Snippet, worker: Worker, index, repro: Resu
             )
             continue
         at = fix["applies"]["line"] or s.error_line
+        assert at is not None  # the traceback failed at the '# error' line (checked above), so there is one
         patched = apply_to_source(s.code, at, fix["applies"]["kind"], fix["code"])
         res = _run(worker, entry, s, patched)
         exc = res.get("exc")

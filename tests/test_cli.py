@@ -116,6 +116,15 @@ def test_json_path_imports_no_heavy_modules():
     assert out.stdout.strip() == "", f"imported on the --json path: {out.stdout}"
 
 
+def test_readme_figures_are_the_recorded_benchmarks():
+    """The README's table of figures is tests/bench/results.json rendered, not typed by hand
+    (`python tests/bench/results.py --write` after a benchmark run with --record)."""
+    from tests.bench.results import README, load, readme_block
+
+    assert load(), "tests/bench/results.json holds no figures"
+    assert readme_block() in README.read_text(encoding="utf-8"), "run: python tests/bench/results.py --write"
+
+
 def test_readme_documents_every_command_and_route():
     import re
 

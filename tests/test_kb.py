@@ -126,6 +126,40 @@ def test_lint_reports_every_problem_with_a_hint(tmp_path):
         assert text in problems, f"lint did not report {text!r}:\n{problems}"
 
 
+def test_lint_names_file_line_and_code_of_each_problem(tmp_path):
+    """`tbx lint` prints `kb/<id>.md:LINE: CODE message (see kb/README.md: section)`, the line being the
+    one the problem is about: a fence's line, a front-matter key, a cause's heading."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    (tmp_path / "bad-entry.md").write_text(BAD_ENTRY, encoding="utf-8")
+    out = subprocess.run(
+        [sys.executable, "-m", "explainer", "lint"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TBX_KB": str(tmp_path)},
+        timeout=120,
+    ).stdout
+    lines = BAD_ENTRY.split("\n")
+    rows = [ln for ln in out.splitlines() if ln.startswith("kb/")]
+    assert rows and all(
+        re.match(r"kb/bad-entry\.md:\d+: KB[1-6]\d\d \S.* \(see kb/README\.md: [A-Z]", r) for r in rows
+    ), out
+    by_text = {r.split(": ", 1)[1].split(" ", 1)[1]: int(r.split(":")[1]) for r in rows}
+
+    def line_of(fragment):
+        return next(n for text, n in by_text.items() if fragment in text)
+
+    assert lines[line_of("unknown key 'version_dependent'") - 1].startswith("version_dependent")
+    assert "```python repro\n" in "\n".join(lines[line_of("declare exactly one of raises=TYPE") - 1 :]) + "\n"
+    assert lines[line_of("mark the one line that raises") - 1].startswith("```python repro")
+    assert lines[line_of("Recognise:") - 1].startswith("### ")
+    codes = {r.split(": ", 1)[1].split(" ", 1)[0] for r in rows}
+    assert len(codes) > 5  # each rule its own code
+
+
 def test_lint_accepts_the_shipped_entries():
     report = lint(KB)
     assert report and not any(report.values()), {k: v for k, v in report.items() if v}

@@ -26,6 +26,7 @@ from explainer.longtail import (
     to_text,
 )
 
+from .bench.results import record_if_asked
 from .conftest import ROOT, SHARED
 
 DATA = ROOT / "data" / "longtail-2.13.0.jsonl.gz"
@@ -262,6 +263,12 @@ def test_self_retrieval(shipped):
     share = 1 - len(misses) / len(sample)
     per = (time.perf_counter() - t0) / len(sample)
     print(f"self-retrieval {share:.4f} on {len(sample)} templates, {per * 1000:.2f} ms per lookup")
+    record_if_asked(
+        "longtail_self",
+        f"long tail: self-retrieval (each template filled with a token finds its own group first), {len(sample)} sampled",
+        f"{share:.1%}",
+        "tests/test_longtail.py::test_self_retrieval",
+    )
     assert share >= 0.98, misses[:20]
 
 
@@ -315,6 +322,12 @@ def test_lookup_speed(shipped):
     times.sort()
     p50, p95 = times[len(times) // 2], times[int(len(times) * 0.95)]
     print(f"lookup p50 {p50 * 1000:.2f} ms, p95 {p95 * 1000:.2f} ms over {len(times)}")
+    record_if_asked(
+        "longtail_lookup",
+        f"long tail: lookup p50 / p95 ({len(times)} messages)",
+        f"{p50 * 1000:.2f} ms / {p95 * 1000:.2f} ms",
+        "tests/test_longtail.py::test_lookup_speed",
+    )
     assert p95 < 0.010 * 3, p95  # goal 10 ms; three times that on a loaded CI machine
     t = time.perf_counter()
     LongTail(shipped.path)
@@ -360,6 +373,12 @@ def test_real_uncurated_errors_name_their_true_site(shipped, index):
             report.append(f"{r['name']}: truth {site} got {[(g['file'], g['line']) for g in got[:2]]}")
     print(
         f"uncurated {n}: answered {answered} ({answered / n:.1%}), true site in the top group {right} ({right / n:.1%})"
+    )
+    record_if_asked(
+        "longtail_real",
+        f"long tail: {n} real uncurated torch errors (`tests/longtail/snippets.py`): answered / true site in the top group",
+        f"{answered / n:.1%} / {right / n:.1%}",
+        "tests/test_longtail.py::test_real_uncurated_errors_name_their_true_site",
     )
     assert n >= 60
     assert answered / n >= 0.90, report

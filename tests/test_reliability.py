@@ -110,6 +110,7 @@ def kb_attack(index):  # about a thousand expressions: a minute or two
     return sorted(out, key=lambda r: -r[2])
 
 
+@pytest.mark.slow  # the knowledge base's thousand expressions attacked: what `tbx lint --attack` runs
 @pytest.mark.timeout(1200)
 def test_every_kb_pattern_and_signal_is_fast_at_the_cap(kb_attack):
     assert len(kb_attack) > 500
@@ -118,6 +119,7 @@ def test_every_kb_pattern_and_signal_is_fast_at_the_cap(kb_attack):
     assert not slow, "\n".join(slow)
 
 
+@pytest.mark.slow  # the knowledge base's thousand expressions attacked: what `tbx lint --attack` runs
 @pytest.mark.timeout(1200)
 def test_kb_attacks_through_the_real_explain_path(kb_attack, index):
     """The worst input of each pattern, as the message of a paste and as a whole paste, explained."""
@@ -169,6 +171,7 @@ def test_linear_templates_match_exactly_as_the_lazy_translation(index):
     assert not differences, "\n".join(differences[:10])
 
 
+@pytest.mark.slow  # every pattern of the knowledge base on generated texts
 def test_the_search_variant_finds_what_the_lazy_translation_finds(index):
     """On real messages, the search variant finds a template exactly where the plain one does."""
     messages = _messages()

@@ -239,6 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--concurrency", type=int, default=64)
     ap.add_argument("--json", action="store_true", help="print one JSON object at the end")
+    ap.add_argument("--record", action="store_true", help="store the figures for the README (tests/bench/results.py)")
     ap.add_argument("--no-cache", action="store_true", help="execute the reproducers again")
     ap.add_argument(
         "--pastes",
@@ -369,6 +370,15 @@ def main(argv: list[str] | None = None) -> int:
                     "cpu_ratio": cpu_ratio,
                 }
             )
+        )
+    if args.record:
+        from results import record
+
+        record(
+            "api",
+            f"`POST /v1/explain` vs a minimal FastAPI echo route, one uvicorn worker each, {args.concurrency} connections",
+            f"{api['rps']} vs {echo['rps']} req/s (ratio {ratio}, goal 0.7); server CPU per request ratio {cpu_ratio}; "
+            f"errors {api['errors']}",
         )
     return 0 if api["errors"] == 0 and echo["errors"] == 0 else 1
 

@@ -102,6 +102,7 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=30)
     ap.add_argument("--concurrency", type=int, default=64)
     ap.add_argument("--postgres", help="a postgresql:// URL: record there instead of SQLite")
+    ap.add_argument("--record", action="store_true", help="store the figures for the README (tests/bench/results.py)")
     args = ap.parse_args()
     from explainer.gaps import Store
 
@@ -127,6 +128,16 @@ def main() -> int:
         f"added p50: {on['p50_ms'] - off['p50_ms']:+.1f} ms; gap requests answered {on['gaps_answered']}, "
         f"counted in the store {counted} ({len(rows)} signatures): {'exactly once each' if counted == on['gaps_answered'] else 'MISMATCH'}"
     )
+    if args.record:
+        from results import record
+
+        store_name = "PostgreSQL" if args.postgres else "SQLite"
+        record(
+            f"gaps_{store_name.lower()}",
+            f"gap log on ({store_name}), {args.concurrency} connections, {args.seconds:g} s: errors, gaps counted",
+            f"{on['errors']} errors; {counted} of {on['gaps_answered']} counted "
+            f"{'exactly once' if counted == on['gaps_answered'] else '(MISMATCH)'}; p50 {on['p50_ms'] - off['p50_ms']:+.1f} ms",
+        )
     return 0 if counted == on["gaps_answered"] and on["errors"] == 0 else 1
 
 

@@ -101,6 +101,11 @@ def answer_ms(index, pastes, repeat: int = 3) -> list[float]:
 
 
 def main() -> None:
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--record", action="store_true", help="store the figures for the README (tests/bench/results.py)")
+    args = ap.parse_args()
     real = open_index()
     pastes = load_pastes()
     public = load_pastes("real")
@@ -127,6 +132,16 @@ def main() -> None:
     print(
         f"the whole JSON answer (explain + causes and fixes ranked and filled): median {statistics.median(full_ms):.3f} ms  p90 {statistics.quantiles(full_ms, n=10)[-1]:.3f} ms"
     )
+    if args.record:
+        from results import record
+
+        small, large = statistics.median(small_ms), statistics.median(big_ms)
+        record(
+            "match",
+            f"in-process explain per paste (parse + match), {len(pastes)} pastes",
+            f"{small:.3f} ms with {len(real.entries)} entries; {large:.3f} ms with {len(big.entries)} "
+            f"(ratio {large / small:.2f}); the whole JSON answer {statistics.median(full_ms):.2f} ms",
+        )
     if public:
         a, b = per_paste_ms(real, public), per_paste_ms(big, public)
         print(

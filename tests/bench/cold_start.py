@@ -26,6 +26,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("paste", nargs="?", default=str(HERE.parent / "fixtures" / "pastes" / "backward_flat_windows.txt"))
     ap.add_argument("--runs", type=int, default=21)
+    ap.add_argument("--record", action="store_true", help="store the figures for the README (tests/bench/results.py)")
     ap.add_argument(
         "--against", help="another checkout of the project: its `python -m explainer` is timed in the same loop"
     )
@@ -65,6 +66,17 @@ def main() -> None:
     if other:
         mc = statistics.median(c)
         print(f"{args.against}: median {mc * 1000:7.1f} ms, ratio {mc / mb:.2f}; this one / that one {ma / mc:.2f}")
+    if args.record:
+        from results import record
+
+        figure = f"{ma * 1000:.1f} ms vs {mb * 1000:.1f} ms (ratio {ma / mb:.2f}; goal 1.5)"
+        if other:
+            figure += f"; the other version {mc * 1000:.1f} ms (this one / that one {ma / mc:.2f})"
+        record(
+            "cold_start",
+            f'cold start, `tbx explain --json` vs `python -c "import sqlite3, rapidfuzz"`, alternating, {args.runs} runs',
+            figure,
+        )
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ def main(argv=None) -> int:
     ap.add_argument("names", nargs="*", help="only these scripts (file names, with or without .py)")
     ap.add_argument("--jobs", type=int, default=2, help="scripts run at a time (default 2)")
     ap.add_argument("--markdown", action="store_true", help="print the README line only")
+    ap.add_argument("--record", action="store_true", help="store the figures for the README (tests/bench/results.py)")
     ap.add_argument("--reasons", action="store_true", help="print why each failing script fails, in full")
     args = ap.parse_args(argv)
 
@@ -46,6 +47,14 @@ def main(argv=None) -> int:
     bad_code = sum(not r["codes_parse"] for r in results)
     left = sum(bool(r["placeholders"]) for r in results)
     entries = len({r["expected"] for r in results})
+    if args.record:
+        from results import record
+
+        record(
+            "fix_scripts",
+            f"failing-scripts set ({m} scripts, {entries} entries): right entry first / first applicable fix makes it pass",
+            f"{ids}/{m} / {n}/{m} ({100 * pass_rate(results):.0f} %, goal {100 * GOAL:.0f} %); a fix applies {applied}/{m}",
+        )
     if args.markdown:
         print(
             f"| project's failing scripts ({m}, {entries} entries) | right entry first {ids}/{m}; "
