@@ -21,7 +21,12 @@ def _read_input(path: str | None) -> str:
     from .textio import MAX_PASTE_BYTES, MAX_STREAM_BYTES, decode_bytes, looks_binary, read_tail
 
     try:
-        if path in (None, "-"):
+        if path in (None, "-") and _stdin_is_terminal():
+            _prompt()
+            # the unbuffered stream: the first end-of-file (one Ctrl-D) ends the paste; the buffered
+            # one would read on for a second
+            data, stopped = read_tail(getattr(sys.stdin.buffer, "raw", sys.stdin.buffer), MAX_PASTE_BYTES)
+        elif path in (None, "-"):
             data, stopped = read_tail(sys.stdin.buffer, MAX_PASTE_BYTES)
         else:
             with open(path, "rb") as f:
@@ -41,6 +46,26 @@ def _read_input(path: str | None) -> str:
             file=sys.stderr,
         )
     return text
+
+
+def _stdin_is_terminal() -> bool:
+    try:
+        return sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _prompt() -> None:
+    """One line on stderr when the paste is typed into a terminal (stdout stays the answer's)."""
+    from .core import detect_lang
+
+    end = "Ctrl-Z Enter" if os.name == "nt" else "Ctrl-D"
+    line = (
+        f"粘贴报错信息（traceback），然后在新的一行按 {end}："
+        if detect_lang("") == "zh"
+        else f"Paste the traceback, then press {end} on a new line:"
+    )
+    print(line, file=sys.stderr, flush=True)
 
 
 def _print_json(obj) -> None:
@@ -133,9 +158,11 @@ def cmd_search(args) -> int:
 
 def cmd_build(args) -> int:
     from .index import build_index
-    from .paths import index_path, kb_dir
+    from .paths import build_path, kb_dir
 
-    out = build_index(kb_dir(), args.output or index_path())
+    target = args.output or build_path()
+    os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
+    out = build_index(kb_dir(), target)
     print(f"built {out['path']}: {out['entries']} entries, {out['patterns']} patterns")
     return EXIT_OK
 
@@ -265,10 +292,24 @@ def build_parser():
     sub = p.add_subparsers(dest="command", required=True)
     langs = ["en", "zh", "both", "auto"]
 
-    s = sub.add_parser("explain", help="explain a pasted traceback (stdin or FILE)")
-    s.add_argument("file", nargs="?")
-    s.add_argument("--json", action="store_true")
-    s.add_argument("--lang", choices=langs, default="auto")
+    s = sub.add_parser(
+        "explain",
+        help="explain a pasted traceback (stdin or FILE)",
+        description="Explain a pasted traceback: what went wrong, where in your code, a fix. Reads FILE, or "
+        "stdin (in a terminal: paste, then Ctrl-D; Ctrl-Z Enter on Windows). Only the last MiB is read.",
+    )
+    s.add_argument(
+        "file", nargs="?", help="a file holding the paste (a log, a saved notebook output); default or '-': stdin"
+    )
+    s.add_argument(
+        "--json", action="store_true", help="one JSON object on stdout (the names in the README), for scripts"
+    )
+    s.add_argument(
+        "--lang",
+        choices=langs,
+        default="auto",
+        help="answer language; auto: Chinese when the paste's own words or the locale (LANGUAGE, LANG) are Chinese",
+    )
     s.add_argument("--top", type=int, default=3, help="how many entries to consider (default 3)")
     s.add_argument(
         "--full",
@@ -278,28 +319,41 @@ def build_parser():
     s.set_defaults(func=cmd_explain)
 
     s = sub.add_parser("parse", help="print the parsed traceback model")
-    s.add_argument("file", nargs="?")
-    s.add_argument("--json", action="store_true", default=True)
+    s.add_argument(
+        "file", nargs="?", help="a file holding the paste (a log, a saved notebook output); default or '-': stdin"
+    )
+    s.add_argument("--json", action="store_true", default=True, help="JSON (the only output; kept for symmetry)")
     s.set_defaults(func=cmd_parse)
 
     s = sub.add_parser("show", help="show one entry")
-    s.add_argument("id")
-    s.add_argument("--lang", choices=langs, default="auto")
+    s.add_argument("id", help="the entry's id (`tbx list` shows them)")
+    s.add_argument(
+        "--lang",
+        choices=langs,
+        default="auto",
+        help="answer language; auto: Chinese when the paste's own words or the locale (LANGUAGE, LANG) are Chinese",
+    )
     s.set_defaults(func=cmd_show)
 
     s = sub.add_parser("list", help="list the entries")
-    s.add_argument("--json", action="store_true")
+    s.add_argument(
+        "--json", action="store_true", help="one JSON object on stdout (the names in the README), for scripts"
+    )
     s.set_defaults(func=cmd_list)
 
     s = sub.add_parser("search", help="full-text search in English and Chinese")
-    s.add_argument("query")
-    s.add_argument("--json", action="store_true")
-    s.add_argument("--lang", choices=["en", "zh", "both"], default="both")
-    s.add_argument("--limit", type=int, default=10)
+    s.add_argument("query", help="words in either language (an error message, 梯度, backward)")
+    s.add_argument(
+        "--json", action="store_true", help="one JSON object on stdout (the names in the README), for scripts"
+    )
+    s.add_argument("--lang", choices=["en", "zh", "both"], default="both", help="the language of the titles shown")
+    s.add_argument("--limit", type=int, default=10, help="at most this many results (default 10)")
     s.set_defaults(func=cmd_search)
 
     s = sub.add_parser("build", help="compile kb/ into the SQLite index")
-    s.add_argument("--output")
+    s.add_argument(
+        "--output", help="where to write the index (default: data/index.sqlite in a checkout, else the cache)"
+    )
     s.set_defaults(func=cmd_build)
 
     s = sub.add_parser("lint", help="check every entry (never imports torch)")
@@ -311,9 +365,11 @@ def build_parser():
     s.set_defaults(func=cmd_lint)
 
     s = sub.add_parser("verify", help="execute reproducers and fixes (needs torch)")
-    s.add_argument("ids", nargs="*")
-    s.add_argument("--json", action="store_true")
-    s.add_argument("--jobs", type=int, default=2)
+    s.add_argument("ids", nargs="*", help="only these entries (default: all)")
+    s.add_argument(
+        "--json", action="store_true", help="one JSON object on stdout (the names in the README), for scripts"
+    )
+    s.add_argument("--jobs", type=int, default=2, help="snippet workers at a time (default 2)")
     s.add_argument(
         "--no-explain",
         action="store_true",
@@ -322,14 +378,16 @@ def build_parser():
     s.set_defaults(func=cmd_verify)
 
     s = sub.add_parser("eval", help="measure the parser and the matcher on a labelled corpus")
-    s.add_argument("corpus")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("corpus", help="a JSONL file of pastes labelled with entry ids (or 'none')")
+    s.add_argument(
+        "--json", action="store_true", help="one JSON object on stdout (the names in the README), for scripts"
+    )
     s.set_defaults(func=cmd_eval)
 
     s = sub.add_parser("serve", help="start the HTTP API")
-    s.add_argument("--host", default="127.0.0.1")
-    s.add_argument("--port", type=int, default=8000)
-    s.add_argument("--workers", type=int, default=1)
+    s.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    s.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    s.add_argument("--workers", type=int, default=1, help="server processes (default 1)")
     # the defaults live in api/app.py, which this module does not import before `serve` runs
     s.add_argument(
         "--max-concurrency",
@@ -353,14 +411,16 @@ def build_parser():
     s.set_defaults(func=cmd_serve)
 
     s = sub.add_parser("new", help="scaffold kb/ID.md from the catalog line of ID")
-    s.add_argument("id")
+    s.add_argument("id", help="the catalog id of the error (lower-case words joined by '-')")
     s.add_argument("--catalog", help="the catalog (default: ../shared/catalog/errors.jsonl or TBX_CATALOG)")
     s.add_argument("--force", action="store_true", help="overwrite an existing entry")
     s.set_defaults(func=cmd_new)
 
     s = sub.add_parser("gaps", help="what it could not answer (recorded with TBX_GAPS=1), clustered")
-    s.add_argument("--json", action="store_true")
-    s.add_argument("--top", type=int, default=10)
+    s.add_argument(
+        "--json", action="store_true", help="one JSON object on stdout (the names in the README), for scripts"
+    )
+    s.add_argument("--top", type=int, default=10, help="the most frequent N clusters (default 10)")
     s.add_argument("--since", help="only days from this one on (YYYY-MM-DD)")
     s.add_argument("--draft", type=int, metavar="N", help="print the start of a new entry for cluster N")
     s.set_defaults(func=cmd_gaps)
@@ -376,12 +436,14 @@ def build_parser():
     b.add_argument("--out", help="the data file (default: data/longtail-<torch version>.jsonl.gz in a checkout)")
     b.set_defaults(func=cmd_longtail_build)
     i = lsub.add_parser("info", help="what the shipped data file holds (version, provenance, counts)")
-    i.add_argument("--json", action="store_true")
+    i.add_argument(
+        "--json", action="store_true", help="one JSON object on stdout (the names in the README), for scripts"
+    )
     i.set_defaults(func=cmd_longtail_info)
 
     s = sub.add_parser("run", help="run a script with the explaining excepthook")
-    s.add_argument("script")
-    s.add_argument("args", nargs=argparse.REMAINDER)
+    s.add_argument("script", help="the Python script to run as __main__")
+    s.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments")
     s.set_defaults(func=cmd_run)
     return p
 

@@ -26,6 +26,10 @@ _RULES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
         "与模板的开头匹配（报错信息的其余部分缺失）",
     ),
     (
+        re.compile(r"^matches the opening of the template, but the message goes on differently"),
+        "只与模板的开头匹配，报错信息后面的内容与这个模板不同",
+    ),
+    (
         re.compile(r"^the message is the beginning of the template \(the paste was cut\)"),
         "报错信息是模板的开头部分（粘贴时被截断了）",
     ),

@@ -22,7 +22,34 @@ MAX_TENSORS = 8
 
 def from_exception(exc: BaseException, budget=None) -> Parsed:
     text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    return parse_text(text, budget)
+    parsed = parse_text(text, budget)
+    names = _cell_names()
+    if names and any(f.file in names for f in parsed.frames):
+        parsed = parsed._replace(frames=tuple(f._replace(file=names.get(f.file, f.file)) for f in parsed.frames))
+    return parsed
+
+
+def _cell_names() -> dict[str, str]:
+    """IPython's names for its cells' code (``<ipython-input-4-…>``, ``/tmp/ipykernel_7/…py``):
+    ``Cell In[4]``, as its own tracebacks show them. Empty outside IPython."""
+    if "IPython" not in sys.modules:
+        return {}
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        compiler = getattr(shell, "compile", None)
+        mapping = getattr(compiler, "_filename_map", None)
+        if compiler is None or not isinstance(mapping, dict):
+            return {}
+        out = {}
+        for name in mapping:
+            label = compiler.format_code_name(name)  # ("Cell", "In[4]") in IPython 8 and later
+            if label:
+                out[name] = f"{label[0]} {label[1]}"
+        return out
+    except Exception:  # noqa: BLE001 - any IPython version: the plain file names then
+        return {}
 
 
 def _user_frame(tb):

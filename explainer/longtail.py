@@ -589,9 +589,9 @@ def open_longtail(path: str | None = None, *, compile_ok: bool = True) -> LongTa
         db_path = path
         if path.endswith(".jsonl.gz"):
             name = os.path.basename(path)[: -len(".jsonl.gz")] + ".sqlite"
-            cache = os.path.join(
-                os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "traceback-explainer"
-            )
+            from .paths import cache_dir
+
+            cache = cache_dir()
             # beside the data file, or (a read-only folder) in the user's cache
             fresh = [
                 p for p in (os.path.join(os.path.dirname(path), name), os.path.join(cache, name)) if _newer(p, path)

@@ -43,6 +43,8 @@ MAX_CANDIDATE_PATTERNS = 24
 _DEVICES = frozenset({"cuda", "mps", "xpu", "hip", "hpu", "npu", "xla", "rocm"})  # backends a message can name
 _DEVICE_WORD = Lazy(r"\b(?:" + "|".join(sorted(_DEVICES)) + r")\b")  # (on lower-cased text)
 OPENING_BASE, OPENING_SPAN = 0.80, 0.08  # a message that only follows a template's opening: 0.80 to 0.88
+# ... and then goes on with other words while another template matched all of it: not "also possible"
+OPENING_CONTRADICTED = 0.4
 MIN_TRIED = 4  # candidate patterns tried even past the deadline: each is linear over a capped input
 MAX_FUZZY_CHARS = 400  # a message's identifying words come first
 MIN_WORD_SHARE = 0.34
@@ -62,6 +64,7 @@ SOURCE_WEIGHT = {
 }
 
 
+_WORDS_AFTER = Lazy(r"[A-Za-z\u4e00-\u9fff]{3}")  # the message goes on past an opening
 _TYPE_SEP = Lazy(r"\.|::")
 _PATH_SEP = Lazy(r"[\\/]")
 
@@ -286,6 +289,7 @@ class Matcher:
 
         fuzzy: list[tuple[_Pattern, float]] = []
         settled = False  # a template matched the whole message with a fitting type
+        goes_on: set[str] = set()  # entries matched by an opening the message continues past
         for k, (pi, share) in enumerate(self._candidate_patterns(norm)):
             if k >= MIN_TRIED and budget is not None and budget.spent():
                 break
@@ -311,6 +315,9 @@ class Matcher:
                 elif p.head is not None:
                     m = p.head.match(msg) or p.head.match(first_line)
                     if m:
+                        rest = m.string[m.end() :] + (msg[len(first_line) :] if m.string is first_line else "")
+                        if _WORDS_AFTER.search(rest[:MAX_REGEX_INPUT]):
+                            goes_on.add(p.entry_id)
                         # worth what the opening holds of the template's own text: a first sentence
                         # of a long template tells less than most of a short one
                         tier, base, why = (
@@ -326,6 +333,14 @@ class Matcher:
                 add(p, 1, 0.86, "the message is the beginning of the template (the paste was cut)", {}, False)
             elif p.fuzzy_ok and share >= MIN_WORD_SHARE:
                 fuzzy.append((p, share))
+        if settled:
+            # the paste shows how its message goes on, a template matched all of it, and these
+            # entries' templates go on differently: they are not another reading of the same paste
+            for eid in goes_on:
+                v = out.get(eid)
+                if v is not None and v[2][0].startswith(OPENING):
+                    why = "matches the opening of the template, but the message goes on differently"
+                    out[eid] = (min(v[0], OPENING_CONTRADICTED), v[1], [why, *v[2][1:]], v[3], v[4])
         # Fuzzy similarity tops out at 0.93: once a template matched the whole message it can only add
         # lower-ranked alternatives, so it is skipped (and rapidfuzz is not even imported).
         if not settled:

@@ -1090,6 +1090,15 @@ def _parse(text: str, budget: Budget | None = None) -> Parsed:
         later = [e for e in events if e.frames]
         if later:
             frames = tuple(later[-1].frames)
+    if (
+        frames
+        and idx > 0
+        and (final.relation == "worker" or events[idx - 1].kind == "worker")
+        and events[idx - 1].frames
+    ):
+        # a worker's error re-raised in the main process: the main traceback (the user's
+        # `for batch in loader:`) is where it happened for the user, the worker's frames below it
+        frames = tuple(events[idx - 1].frames) + frames
     if "dataloader_worker" in hints and final.relation != "worker" and not any(c.relation == "worker" for c in chain):
         hints.discard("dataloader_worker")
     fmt = _format(hints, last_line=not frames and len([l for l in lines if l.strip()]) <= 2)

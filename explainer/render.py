@@ -263,6 +263,15 @@ def entry_segments(
     return segs
 
 
+def clip(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters at a word boundary, with an ellipsis when cut."""
+    if len(text) <= width:
+        return text
+    cut = text[: width - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > width // 2 else cut).rstrip() + "…"
+
+
 def code_block(code: str) -> str:
     """A fenced Python block that no backtick run inside ``code`` can close."""
     run = longest = 0
@@ -303,7 +312,8 @@ def where_text(parsed) -> str | None:
         return None
     loc = uf.file if uf.file != "<truncated>" else "…"
     if uf.line:
-        loc += f":{uf.line}"
+        # a notebook cell as IPython names it (`Cell In[4], line 1`), a file as `path:line`
+        loc += f", line {uf.line}" if loc.startswith(("Cell In[", "Input In [")) else f":{uf.line}"
     return code_span(loc) + (f"  {code_span(uf.code)}" if uf.code else "")
 
 
@@ -350,7 +360,7 @@ def answer_markdown(answer, *, lang: str) -> str:
     """The whole answer: the best match in full, the others briefly, or what was parsed."""
     L = LABELS["zh" if lang == "zh" else "en"]
     p = answer.parsed
-    first_line = (p.message or "").splitlines()[0][:300] if p.message else ""
+    first_line = clip((p.message or "").splitlines()[0], 300) if p.message else ""
     parsed_line = f"**{L['parsed']}:** {code_span(p.exc_type or '?')}: " + (
         code_span(first_line) if first_line else "—"
     )

@@ -241,3 +241,71 @@ def test_new_scaffolds_an_entry_that_lint_rejects_until_written(tmp_path):
     assert run("new", "no-such-id", "--catalog", str(catalog)).returncode == 2
     lint = run("lint")
     assert lint.returncode == 1 and "TODO" in lint.stdout
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a pseudo-terminal needs a POSIX system")
+def test_a_paste_typed_into_a_terminal_gets_a_prompt_and_ends_at_one_ctrl_d():
+    """stdin a real pty: one prompt line on stderr, and a single Ctrl-D (EOF at a line start) ends
+    the paste: the answer comes without a second one."""
+    import pty
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "explainer", "explain", "--json"],
+        stdin=slave,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+        env={**os.environ, "LANGUAGE": "en"},
+    )
+    os.close(slave)
+    try:
+        for line in PASTE.read_text(encoding="utf-8").splitlines():
+            os.write(master, line.encode() + b"\n")
+        os.write(master, b"\x04")  # one Ctrl-D
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(master)
+    assert proc.returncode == 0, err
+    assert err.decode().strip().splitlines()[0] == "Paste the traceback, then press Ctrl-D on a new line:"
+    assert json.loads(out)["matches"][0]["id"] == "backward-non-scalar-output"
+
+
+def test_a_piped_paste_gets_no_prompt():
+    proc = subprocess.run(
+        [sys.executable, "-m", "explainer", "explain", "--json"],
+        input=PASTE.read_text(encoding="utf-8"),
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert proc.returncode == 0 and proc.stderr == ""
+
+
+def test_every_option_of_every_command_is_explained_in_help():
+    import argparse
+
+    from explainer.cli import build_parser
+
+    missing = []
+    parsers = [("tbx", build_parser())]
+    while parsers:
+        name, parser = parsers.pop()
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                parsers += [(f"{name} {n}", p) for n, p in action.choices.items()]
+            elif not isinstance(action, (argparse._HelpAction, argparse._VersionAction)) and not action.help:
+                missing.append(f"{name} {action.dest}")
+    assert not missing, missing
+
+
+def test_the_parsed_line_is_cut_at_a_word_boundary():
+    from explainer.render import clip
+
+    long = "RuntimeError " + " ".join(f"word{i}" for i in range(100))
+    out = clip(long, 60)
+    assert len(out) <= 60 and out.endswith("…") and out[:-1] in long and long[len(out) - 1] == " "
+    assert clip("short", 60) == "short"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -44,6 +45,8 @@ def test_ipython_shows_traceback_then_answer_and_unloads(shell, capsys):
     assert text.index("RuntimeError") < text.index("traceback-explainer")  # traceback first
     assert "loss.mean().backward()" in text
     assert "loss: shape [2]" in text  # a live value a paste cannot give
+    assert re.search(r"Where: Cell In\[\d+\], line \d+", text), text  # the cell as IPython names it
+    assert "ipython-input" not in text.split("traceback-explainer")[1]
 
     text = run_cell(shell, capsys, SHAPE_CELL)
     assert "mat1 and mat2 shapes cannot be multiplied" in text and "matmul-shape-mismatch" in text
@@ -149,6 +152,7 @@ def test_jupyter_kernel_shows_traceback_and_html_answer():
     assert err["ename"] == "RuntimeError"
     html = "".join(o.get("data", {}).get("text/html", "") for o in outputs if o["output_type"] == "display_data")
     assert "backward-non-scalar-output" in html and "标量" in html and "<code>" in html
+    assert "Cell In[2], line 4" in html and "ipykernel_" not in html, html  # the cell as Jupyter names it
     assert kinds.index("error") < kinds.index("display_data")
 
 

@@ -393,3 +393,49 @@ def test_an_opening_is_worth_what_it_holds_of_its_template():
     long = "Error(s) in loading state_dict for {cls}:\n\tsize mismatch for {key}: copying a param with shape {a} from checkpoint, the shape in current model is {b}."
     assert 0 < pattern_features(long, "")["head_share"] < 0.5
     assert pattern_features("Target {label} is out of bounds.", "")["head_share"] == 1.0
+
+
+def test_a_dataloader_worker_error_keeps_the_users_loop_line_and_explains_the_workers_error(index):
+    """The worker's error re-raised in the main process: where = the user's `for batch in loader:`
+    (the worker's frames are all torch's collate), the answer = the worker's own error."""
+    from .conftest import FIXTURES
+
+    text = (FIXTURES / "pastes" / "dataloader_worker_stack.txt").read_text(encoding="utf-8")
+    answer = explain_text(text, index)
+    uf = answer.parsed.user_frame
+    assert (uf.file, uf.line, uf.code) == ("/home/dev/proj/train.py", 14, "for batch in loader:")
+    assert answer.parsed.exc_type == "RuntimeError" and answer.parsed.message.startswith("stack expects")
+    assert answer.matches[0].id == "stack-unequal-size"
+    assert [c.relation for c in answer.parsed.chain] == ["worker"]
+
+
+def test_an_unknown_worker_error_falls_back_to_the_wrappers_entry(index):
+    from .conftest import FIXTURES
+
+    text = (FIXTURES / "pastes" / "dataloader_worker_keyerror.txt").read_text(encoding="utf-8")
+    answer = explain_text(text, index)
+    assert answer.parsed.exc_type == "KeyError"
+    assert answer.matches[0].id == "dataloader-worker-exception"
+    uf = answer.parsed.user_frame
+    assert uf.file == "/home/dev/proj/train2.py" and "__getitem__" == uf.function  # the dataset's own line
+
+
+def test_an_opening_the_message_goes_past_differently_is_not_also_possible(index):
+    """'Error(s) in loading state_dict for Net:' opens both the missing-keys and the size-mismatch
+    templates; a paste showing the Missing key(s) line matches the first whole, so the second (whose
+    template needs a 'size mismatch for' line the paste does not have) is not offered beside it."""
+    from explainer.i18n import reason
+
+    text = (
+        'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n    model.load_state_dict(sd)\n'
+        "RuntimeError: Error(s) in loading state_dict for Net:\n"
+        '\tMissing key(s) in state_dict: "fc.weight", "fc.bias". \n'
+    )
+    answer = explain_text(text, index, top=10)
+    assert [m.id for m in answer.matches] == ["state-dict-missing-unexpected-keys"]
+    demoted = next(c for c in answer.candidates if c.id == "state-dict-size-mismatch")
+    assert demoted.score < 0.5 and "goes on differently" in demoted.reasons[0]
+    assert "不同" in reason(demoted.reasons[0], "zh")
+    # with only the shared opening, both stay possible: the paste cannot tell them apart
+    cut = explain_text("RuntimeError: Error(s) in loading state_dict for Net:", index)
+    assert {"state-dict-missing-unexpected-keys", "state-dict-size-mismatch"} <= {m.id for m in cut.matches[:3]}

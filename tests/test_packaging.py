@@ -157,3 +157,27 @@ def test_installed_tbx_serve_answers_and_ignores_the_folders_api(installed):
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+def test_tbx_build_on_an_installed_package_writes_to_the_users_cache(installed, tmp_path):
+    """Never into site-packages: the index goes to $XDG_CACHE_HOME/traceback-explainer/, and the
+    reader then prefers it (newer than the packaged one)."""
+    bindir, elsewhere = installed
+    site = _run(
+        [str(bindir / "python"), "-I", "-c", "import explainer, os; print(os.path.dirname(explainer.__file__))"]
+    ).stdout
+    packaged = Path(site.strip()) / "_data" / "index.sqlite"
+    before = packaged.stat().st_mtime_ns
+    env = {k: v for k, v in os.environ.items() if k not in ("TBX_KB", "TBX_INDEX", "PYTHONPATH")}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    out = _run([str(bindir / "tbx"), "build"], cwd=elsewhere, env=env).stdout
+    built = next((tmp_path / "cache" / "traceback-explainer").glob("index-*.sqlite"))
+    assert str(built) in out and packaged.stat().st_mtime_ns == before
+    where = _run(
+        [str(bindir / "python"), "-c", "from explainer.paths import index_path; print(index_path())"],
+        cwd=elsewhere,
+        env=env,
+    ).stdout.strip()
+    assert where == str(built)
+    answer = json.loads(_run([str(bindir / "tbx"), "explain", "--json", str(SEED)], cwd=elsewhere, env=env).stdout)
+    assert answer["matches"][0]["id"] == "backward-non-scalar-output"
