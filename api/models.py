@@ -117,9 +117,18 @@ class ParsedOut(_Open):
     format: str
 
 
-class RenderedOut(_Open):
+class RenderedPart(_Open):
     markdown: str
     html: str = Field(description="Rendered from Markdown with raw HTML off: safe to insert as HTML.")
+
+
+class RenderedOut(_Open):
+    markdown: str = Field(description="The whole answer for this match.")
+    html: str = Field(description="Rendered from Markdown with raw HTML off: safe to insert as HTML.")
+    short: RenderedPart = Field(
+        description="The short answer (where, summary, the cause the paste points to, the best fix) without the title line."
+    )
+    rest: RenderedPart = Field(description="The rest of the whole answer: why, every cause and fix, checks, docs.")
 
 
 class MatchOut(_Open):

@@ -78,12 +78,25 @@ def explanation_markdown(
             else "traceback-explainer: not a PyTorch error it knows."
         )
         return f"*{none}*\n", answer
-    md = answer_markdown(answer, lang=lang) if detail == "full" else short_markdown(answer, lang=lang)
+    # how this surface shows everything: the magics in IPython, the CLI's `show` for a script
+    more = (
+        "`%explainer detail full`, then `%explain`" if "IPython" in sys.modules and _in_ipython() else "`tbx show {id}`"
+    )
+    md = answer_markdown(answer, lang=lang) if detail == "full" else short_markdown(answer, lang=lang, more=more)
     values = live_values(exc) if answer.matches else []
     if values:
         title = "张量的实际情况" if lang == "zh" else "Tensors on the failing line"
         md += f"\n**{title}:**\n\n" + "\n".join(f"- `{n}`: {d}" for n, d in values) + "\n"
     return md, answer
+
+
+def _in_ipython() -> bool:
+    try:
+        from IPython import get_ipython
+
+        return get_ipython() is not None
+    except Exception:  # noqa: BLE001 - a broken IPython install: a script, then
+        return False
 
 
 def _print_explanation(exc: BaseException, file) -> None:
@@ -140,7 +153,7 @@ def run_script(path: str, args: list[str]) -> int:
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     install()
     try:
-        runpy.run_path(path, run_name="__main__")
+        runpy.run_path(os.path.abspath(path), run_name="__main__")  # named as `python script.py` names it
     except SystemExit:
         raise
     except BaseException as exc:  # noqa: BLE001 - handed to the hook exactly as Python would

@@ -32,7 +32,11 @@ LABELS = {
         "replace": "Replace {where} with",
         "insert": "Insert before {where}",
         "line": "line {at}",
+        "cell": "{at}",
         "your_line": "your failing line",
+        "colon": ": ",
+        "paren": " ({})",
+        "more": "all causes and fixes",
     },
     "zh": {
         "where": "出错位置",
@@ -54,7 +58,11 @@ LABELS = {
         "replace": "把{where}改成",
         "insert": "在{where}之前加上",
         "line": " {at} 这一行",
+        "cell": " {at} 这一行",
         "your_line": "出错的那一行",
+        "colon": "：",
+        "paren": "（{}）",
+        "more": "全部原因和解决办法",
     },
 }
 
@@ -197,9 +205,14 @@ def _applies_label(fix: dict, lg: str) -> str:
     a = fix.get("applies")
     if not a:
         return LABELS[lg]["example"]
-    where = f"{_basename(a.get('file'))}:{a['line']}" if a.get("line") else _basename(a.get("file"))
+    name = _basename(a.get("file"))
+    cell = name.startswith(("Cell In[", "Input In ["))  # a notebook cell, named as IPython names it
+    if a.get("line"):
+        where = f"{name}, line {a['line']}" if cell else f"{name}:{a['line']}"
+    else:
+        where = name
     key = "replace" if a["kind"] == "replace_line" else "insert"
-    place = LABELS[lg]["line"].format(at=code_span(where)) if where else LABELS[lg]["your_line"]
+    place = LABELS[lg]["cell" if cell else "line"].format(at=code_span(where)) if where else LABELS[lg]["your_line"]
     return LABELS[lg][key].format(where=place)
 
 
@@ -218,10 +231,12 @@ def entry_segments(
     score: float | None = None,
     brief: bool = False,
     advice: dict | None = None,
+    intro: bool = True,
 ) -> list[tuple[str, str]]:
     """The answer for one entry as ("md", markdown) and ("code", python) segments, in order: causes
     and fixes ranked for this paste (``advice``, see :mod:`explainer.advise`), the entry's text with
-    the paste's values filled in as code spans (:func:`explainer.advise.fill_text`)."""
+    the paste's values filled in as code spans (:func:`explainer.advise.fill_text`). Without
+    ``intro``, the title, where and summary are left out (the page shows them in the short answer)."""
     from .advise import advise
 
     values = values or {}
@@ -232,11 +247,12 @@ def entry_segments(
     segs: list[tuple[str, str]] = []
     for lg in _langs(lang):
         L = LABELS[lg]
-        meta = code_span(doc["id"]) + (f" · {L['confidence']} {score:.2f}" if score is not None else "")
-        segs.append(("md", f"## {doc['title'].get(lg, doc['id'])}\n\n{meta}\n"))
-        if where:
-            segs.append(("md", f"**{L['where']}:** {where}\n"))
-        segs.append(("md", fill_text(doc["summary"].get(lg, ""), values) + "\n"))
+        if intro:
+            meta = code_span(doc["id"]) + (f" · {L['confidence']} {score:.2f}" if score is not None else "")
+            segs.append(("md", f"## {doc['title'].get(lg, doc['id'])}\n\n{meta}\n"))
+            if where:
+                segs.append(("md", f"**{L['where']}:** {where}\n"))
+            segs.append(("md", fill_text(doc["summary"].get(lg, ""), values) + "\n"))
         if brief:
             continue
         segs.append(("md", f"### {L['why']}\n\n{fill_text(doc['explanation'].get(lg, ''), values)}\n"))
@@ -343,17 +359,24 @@ def markdown_to_html(md: str) -> str:
     return _MD.render(md)
 
 
-def render_match(answer, cand, *, lang: str, advice: dict | None = None) -> dict[str, str]:
+def render_match(answer, cand, *, lang: str, advice: dict | None = None) -> dict:
+    """One match rendered: the whole answer (``markdown``, ``html``), and for the page, which shows
+    the title, confidence and where itself, the ``short`` answer without them and the ``rest``
+    (why, every cause and fix, how to check, docs) without what the short answer already said."""
     doc = answer.index.entry(cand.id)
+    advice = advice or answer.advice(cand)
+    values = fix_values(answer, cand)
     segs = entry_segments(
-        doc,
-        lang=lang,
-        values=fix_values(answer, cand),
-        where=where_text(answer.parsed),
-        score=cand.score,
-        advice=advice or answer.advice(cand),
+        doc, lang=lang, values=values, advice=advice, where=where_text(answer.parsed), score=cand.score
     )
-    return {"markdown": segments_markdown(segs), "html": segments_html(segs)}
+    short = short_segments(answer, cand, doc=doc, values=values, advice=advice, lang=lang, header=False, where=False)
+    rest = entry_segments(doc, lang=lang, values=values, advice=advice, intro=False)
+    return {
+        "markdown": segments_markdown(segs),
+        "html": segments_html(segs),
+        "short": {"markdown": segments_markdown(short), "html": segments_html(short)},
+        "rest": {"markdown": segments_markdown(rest), "html": segments_html(rest)},
+    }
 
 
 def answer_markdown(answer, *, lang: str) -> str:
@@ -392,39 +415,54 @@ def answer_markdown(answer, *, lang: str) -> str:
     return "\n".join(parts)
 
 
-def short_markdown(answer, *, lang: str) -> str:
-    """A few lines under a traceback: the title, where, the summary, the cause the paste points to
-    (with what points to it) and the best-ranked fix with its code."""
+def short_segments(
+    answer, c, *, doc: dict, values: dict, advice: dict, lang: str, header: bool = True, where: bool = True
+) -> list[tuple[str, str]]:
+    """The short answer for one match as segments: the title and where (each unless turned off: the
+    page shows them itself), the summary, the cause the paste points to (with what points to it) and
+    the best-ranked fix with its code."""
+    segs: list[tuple[str, str]] = []
+    for lg in _langs(lang):
+        L = LABELS[lg]
+        if header:
+            segs.append(
+                ("md", f"**{doc['title'].get(lg, c.id)}** ({code_span(c.id)}, {L['confidence']} {c.score:.2f})\n")
+            )
+        place = where_text(answer.parsed) if where else None
+        if place:
+            segs.append(("md", f"{L['where']}{L['colon']}{place}\n"))
+        segs.append(("md", fill_text(doc["summary"].get(lg, ""), values) + "\n"))
+        cause = advice["causes"][0] if advice["causes"] else None
+        if cause and cause["evidence"] and not cause["ruled_out"]:
+            found = "; ".join(e[lg] for e in cause["evidence"] if not e.get("against"))
+            evidence = L["paren"].format(f"{L['found']}{L['colon']}{found}")
+            segs.append(("md", f"{L['cause']}{L['colon']}{cause['title'][lg]}{evidence}\n"))
+        if advice["fixes"]:
+            f = advice["fixes"][0]
+            segs.append(("md", f"{L['fix']}{L['colon']}{f['title'][lg] or L['fix']}\n"))
+            if f["code"]:
+                segs.append(("md", f"*{_applies_label(f, lg)}*\n"))
+                segs.append(("code", f["code"]))
+    return segs
+
+
+def short_markdown(answer, *, lang: str, more: str | None = None) -> str:
+    """A few lines under a traceback: the short answer of the best match, then a pointer to all of it
+    (``more``: how the surface shows everything; default the CLI's commands)."""
     matches = answer.matches
     if not matches:
         return answer_markdown(answer, lang=lang)
     c = matches[0]
     doc = answer.index.entry(c.id)
-    values = fix_values(answer, c)
-    advice = answer.advice(c)
-    parts = []
-    for lg in _langs(lang):
-        L = LABELS[lg]
-        parts.append(f"**{doc['title'].get(lg, c.id)}** ({code_span(c.id)}, {L['confidence']} {c.score:.2f})\n")
-        where = where_text(answer.parsed)
-        if where:
-            parts.append(f"{L['where']}: {where}\n")
-        parts.append(fill_text(doc["summary"].get(lg, ""), values) + "\n")
-        cause = advice["causes"][0] if advice["causes"] else None
-        if cause and cause["evidence"] and not cause["ruled_out"]:
-            found = "; ".join(e[lg] for e in cause["evidence"] if not e.get("against"))
-            parts.append(f"{L['cause']}: {cause['title'][lg]} ({L['found']}: {found})\n")
-        if advice["fixes"]:
-            f = advice["fixes"][0]
-            parts.append(f"{L['fix']}: {f['title'][lg] or L['fix']}\n")
-            if f["code"]:
-                parts.append(f"*{_applies_label(f, lg)}*\n\n" + code_block(f["code"]))
+    segs = short_segments(answer, c, doc=doc, values=fix_values(answer, c), advice=answer.advice(c), lang=lang)
+    parts = [segments_markdown(segs).rstrip("\n") + "\n"]
     if answer.ambiguous and len(matches) > 1:
         parts.append(f"> {LABELS['zh' if lang == 'zh' else 'en']['ambiguous']} ({code_span(matches[1].id)})\n")
     if answer.raised_at:
         parts.append(raised_at_markdown(answer, lang=lang))
-    more = "全部原因和解决办法" if lang == "zh" else "all causes and fixes"
-    parts.append(f"{more}: `tbx explain --full` · `tbx show {c.id}`\n")
+    L = LABELS["zh" if lang == "zh" else "en"]
+    how = more or "`tbx explain --full` · `tbx show {id}`"
+    parts.append(f"{L['more']}{L['colon']}{how.replace('{id}', c.id)}\n")
     return "\n".join(parts)
 
 

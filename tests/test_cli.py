@@ -309,3 +309,27 @@ def test_the_parsed_line_is_cut_at_a_word_boundary():
     out = clip(long, 60)
     assert len(out) <= 60 and out.endswith("…") and out[:-1] in long and long[len(out) - 1] == " "
     assert clip("short", 60) == "short"
+
+
+def test_the_default_answer_fits_a_screen(index):
+    """The short answer (what `tbx explain` prints by default) for the reproducers' real tracebacks:
+    about 20 lines, never a long scroll, in either language."""
+    import statistics
+
+    from explainer.core import explain_text
+    from explainer.render import short_markdown
+
+    rows = [
+        json.loads(line) for line in (ROOT / "data" / "bench_pastes.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    counts: dict[tuple[str, str], int] = {}
+    for r in rows:
+        if r["format"] != "standard" or (r["id"], "en") in counts:
+            continue
+        answer = explain_text(r["text"], index)
+        if answer.matches:
+            for lang in ("en", "zh"):
+                counts[(r["id"], lang)] = len(short_markdown(answer, lang=lang).rstrip("\n").split("\n"))
+    assert len(counts) >= 100
+    assert statistics.median(counts.values()) <= 22, statistics.median(counts.values())
+    assert max(counts.values()) <= 30, sorted(counts.items(), key=lambda kv: -kv[1])[:5]

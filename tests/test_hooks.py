@@ -47,6 +47,7 @@ def test_ipython_shows_traceback_then_answer_and_unloads(shell, capsys):
     assert "loss: shape [2]" in text  # a live value a paste cannot give
     assert re.search(r"Where: Cell In\[\d+\], line \d+", text), text  # the cell as IPython names it
     assert "ipython-input" not in text.split("traceback-explainer")[1]
+    assert "%explainer detail full" in text and "tbx explain --full" not in text  # this surface's own way
 
     text = run_cell(shell, capsys, SHAPE_CELL)
     assert "mat1 and mat2 shapes cannot be multiplied" in text and "matmul-shape-mismatch" in text
@@ -189,6 +190,10 @@ def test_run_script_keeps_exit_code_and_traceback(tmp_path):
     assert hooked.stderr.startswith(plain.stderr.rstrip("\n").rsplit("\n", 1)[0].split("\n", 1)[0])
     assert plain.stderr.strip() in hooked.stderr  # the original traceback, untouched
     assert "backward-non-scalar-output" in hooked.stderr and "loss.mean().backward()" in hooked.stderr
+    # named relative to the current folder, the traceback is still exactly Python's own, first
+    plain = _run(["train.py"], tmp_path)
+    hooked = _run(["-m", "explainer", "run", "train.py"], tmp_path, env={"TBX_LANG": "en"})
+    assert hooked.stderr.startswith(plain.stderr), (plain.stderr, hooked.stderr[: len(plain.stderr) + 200])
     exit_code = tmp_path / "exit3.py"
     exit_code.write_text("import sys\nsys.exit(3)\n")
     assert _run(["-m", "explainer", "run", str(exit_code)], tmp_path).returncode == 3

@@ -1,6 +1,6 @@
 // The paste page. No framework, no build step, no network beyond this server.
-// Only one kind of string is inserted as HTML: `rendered.html` of a match, which the server renders
-// from Markdown with raw HTML off. Everything else goes in through textContent.
+// Only one kind of string is inserted as HTML: a match's `rendered` parts (`short`, `rest`), which the
+// server renders from Markdown with raw HTML off. Everything else goes in through textContent.
 "use strict";
 
 (function () {
@@ -16,6 +16,7 @@
       none: "No known PyTorch error matches this paste.", nearest: "Nearest entries",
       ambiguous: "Two entries fit about equally well; paste the full traceback to tell them apart.",
       confidence: "confidence", copy: "Copy", copied: "Copied", found: (n) => n === 1 ? "1 match." : n + " matches.",
+      more: "Why, every cause and fix, how to check", how: "How this entry was matched:", stop: ".",
       lineIn: (line, fn) => (line ? "line " + line : "") + (fn ? " in " + fn : ""),
     },
     zh: {
@@ -28,6 +29,7 @@
       none: "没有找到与这段报错对应的已知 PyTorch 错误。", nearest: "最接近的条目",
       ambiguous: "有两个条目都差不多符合，请贴出完整的 traceback 以便区分。",
       confidence: "置信度", copy: "复制", copied: "已复制", found: (n) => "找到 " + n + " 个匹配。",
+      more: "原因分析、全部可能原因和解决办法、如何检查", how: "匹配依据：", stop: "。",
       lineIn: (line, fn) => (line ? "第 " + line + " 行" : "") + (fn ? "，函数 " + fn : ""),
     },
   };
@@ -149,22 +151,33 @@
       matchesBox.append(box);
       return;
     }
+    // Each match: its title and confidence once, the short answer (summary, the cause the paste
+    // points to, the best fix), then everything else folded away with how it was matched.
+    const html = (part) => part && typeof part.html === "string" ? part.html : "";
     data.matches.forEach((m, i) => {
+      const r = m.rendered || {};
       const card = el("article", { class: "card match", "data-id": m.id });
-      const details = el("details");
-      if (i === 0) details.open = true;
-      const summary = el("summary", null, el("span", { class: "title" }, m.title), " ",
-        el("span", { class: "score" }, "· " + t("confidence") + " " + Number(m.score).toFixed(2)));
-      details.append(summary);
-      if (m.reasons && m.reasons.length) {
-        details.append(el("ul", { class: "reasons" }, ...m.reasons.map((r) => el("li", null, r))));
+      const outer = el("details", { class: "answer" });
+      if (i === 0) outer.open = true;
+      outer.append(el("summary", null, el("span", { class: "title" }, m.title), " ",
+        el("span", { class: "score" }, "· " + t("confidence") + " " + Number(m.score).toFixed(2))));
+      const short = el("div", { class: "rendered short" });
+      // The HTML insertions: server-rendered Markdown with raw HTML disabled.
+      short.innerHTML = html(r.short) || html(r);
+      addCopyButtons(short);
+      outer.append(short);
+      if (r.rest) {
+        const more = el("details", { class: "more" }, el("summary", null, t("more")));
+        const rest = el("div", { class: "rendered" });
+        rest.innerHTML = html(r.rest);
+        addCopyButtons(rest);
+        more.append(rest);
+        if (m.reasons && m.reasons.length) {
+          more.append(el("p", { class: "reasons" }, t("how") + " " + m.reasons.join("; ") + t("stop")));
+        }
+        outer.append(more);
       }
-      const body = el("div", { class: "rendered" });
-      // The one HTML insertion: server-rendered Markdown with raw HTML disabled.
-      body.innerHTML = m.rendered && typeof m.rendered.html === "string" ? m.rendered.html : "";
-      addCopyButtons(body);
-      details.append(body);
-      card.append(details);
+      card.append(outer);
       matchesBox.append(card);
     });
   }
