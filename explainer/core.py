@@ -63,11 +63,12 @@ class Answer(Record):
 
                 reasons = [reason(r, lang) for r in reasons]
             m = {"id": c.id, "score": c.score, "title": title, "reasons": reasons, "captures": dict(c.captures)}
-            m.update(advise_json(self.advice(c), lang))
+            advice = self.advice(c)  # ranked once: the JSON and the rendering show the same
+            m.update(advise_json(advice, lang))
             if rendered:
                 from .render import render_match
 
-                m["rendered"] = render_match(self, c, lang=lang)
+                m["rendered"] = render_match(self, c, lang=lang, advice=advice)
             out_matches.append(m)
         out = {
             "parsed": self.parsed.as_json(),

@@ -223,6 +223,7 @@ class LongTail:
     def __init__(self, path: str):
         self.path = path
         self._local = threading.local()
+        self._cache: dict[tuple, tuple] = {}
         db = self._db()
         self.meta = {k: json.loads(v) for k, v in db.execute("select key, value from meta")}
 
@@ -234,10 +235,27 @@ class LongTail:
         return db
 
     # -- retrieval --------------------------------------------------------------------------
+    LOOKUP_CACHE = 2048  # recent lookups kept: the same error message recurs (users, cells, workers)
+
     def lookup(self, message: str | None, exc_type: str | None = None, frames=(), top: int = 3) -> list[dict]:
-        """The raise sites whose template fits ``message``, best group first (``raised_at`` of the JSON)."""
+        """The raise sites whose template fits ``message``, best group first (``raised_at`` of the JSON).
+        The sites (read-only dicts) of a recent identical lookup are returned again, not searched."""
         if not message:
             return []
+        files = tuple(sorted({_repo_path(f.file) for f in frames if getattr(f, "file", None)}))
+        key = (message[: MAX_MESSAGE * 4], exc_type, files, top)
+        cache = self._cache
+        hit = cache.get(key)
+        if hit is None:
+            hit = cache[key] = tuple(self._lookup(message, exc_type, frames, top))
+            if len(cache) > self.LOOKUP_CACHE:
+                try:
+                    cache.pop(next(iter(cache)))  # the oldest (dicts keep insertion order)
+                except (KeyError, RuntimeError, StopIteration):
+                    pass  # another thread evicted at the same moment
+        return list(hit)
+
+    def _lookup(self, message: str, exc_type: str | None, frames, top: int) -> list[dict]:
         core, named = strip_suffixes(message[: MAX_MESSAGE * 4])
         msg = _fold(core[:MAX_MESSAGE])
         first_line = _fold(core[:MAX_MESSAGE].strip().split("\n", 1)[0])

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import lru_cache
 
 OPS = ("method", "receiver", "arg", "args", "kwarg", "call", "value", "name", "bitwise", "line", "before", "target")
 MAX_TARGET_LINES = 200  # how far above the failing line a ``target`` is looked for
@@ -151,6 +152,7 @@ def find_target(lines: list[str], lineno: int, spec: str) -> int | None:
     return None
 
 
+@lru_cache(maxsize=2048)  # the same failing line is read by every fix of every candidate (read-only trees)
 def _statement(text: str) -> ast.stmt | None:
     """The one statement of a line (a compound statement's header, "if torch.isnan(out):", parses
     with a body appended), or None."""
@@ -204,6 +206,11 @@ def strip_comment(line: str) -> str:
 
 def code_values(line: str | None, focus: str | None = None) -> dict[str, str]:
     """Names in the user's code line, read with ``ast`` (never executed)."""
+    return dict(_code_values(line, focus))
+
+
+@lru_cache(maxsize=2048)
+def _code_values(line: str | None, focus: str | None) -> dict[str, str]:
     out: dict[str, str] = {}
     if not line:
         return out
@@ -454,6 +461,7 @@ def _value_of(stmt: ast.stmt) -> ast.expr | None:
 _HEADER = re.compile(r"^(if|while|for|with|async\s+for|async\s+with)\b")
 
 
+@lru_cache(maxsize=2048)
 def _parses(code: str) -> bool:
     try:
         ast.parse(code)
