@@ -392,8 +392,9 @@ def build_parser():
     s.add_argument(
         "--max-concurrency",
         type=int,
-        default=4,
-        help="explanations at once per worker (default 4); more wait in the queue",
+        default=1,
+        help="explanations at once per worker process (default 1: they are CPU-bound under one lock, the GIL; "
+        "use --workers for more cores); more wait in the queue",
     )
     s.add_argument("--queue", type=int, default=128, help="explanations waiting per worker before 503 (default 128)")
     s.add_argument("--timeout", type=float, default=10.0, help="seconds per explain request before 503 (default 10)")

@@ -411,6 +411,12 @@ class Matcher:
         return hits
 
     # -- merge ------------------------------------------------------------------------------------
+    def warm(self) -> None:
+        """Compile every pattern's expressions now (a server, before its first request): compiled on
+        first use, each costs a request the time of compiling while it holds the interpreter's lock."""
+        for p in self.patterns:
+            _ = p.rx, p.head, p.rx_search
+
     def match(self, parsed: Parsed, *, top: int = 3, budget=None) -> list[Candidate]:
         """Ranked candidates; with a ``budget``, what was found before its deadline (``budget.cut``
         tells whether it was reached)."""

@@ -189,7 +189,7 @@ def test_tbx_serve_options_and_defaults():
     from explainer.cli import build_parser
 
     args = build_parser().parse_args(["serve"])
-    assert (args.max_concurrency, args.queue, args.timeout, args.max_connections) == (4, 128, 10.0, 512)
+    assert (args.max_concurrency, args.queue, args.timeout, args.max_connections) == (1, 128, 10.0, 512)
     args = build_parser().parse_args(["serve", "--max-concurrency", "2", "--timeout", "3"])
     assert args.max_concurrency == 2 and args.timeout == 3.0
     assert (
@@ -197,7 +197,7 @@ def test_tbx_serve_options_and_defaults():
         app_module.DEFAULT_QUEUE,
         app_module.DEFAULT_TIMEOUT_S,
         app_module.DEFAULT_MAX_CONNECTIONS,
-    ) == (4, 128, 10.0, 512)  # the CLI's defaults are the app's
+    ) == (1, 128, 10.0, 512)  # the CLI's defaults are the app's
 
 
 def test_tbx_serve_rejects_bad_limits():
