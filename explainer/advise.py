@@ -131,6 +131,8 @@ def advise(doc: dict, parsed, captures: dict, *, live: dict | None = None, sourc
     rank = {c["id"]: n for n, c in enumerate(causes)}
     ruled = {c["id"] for c in causes if c["ruled_out"]}
     all_ids = [c["id"] for c in causes]
+    # the paste points to the first cause: a fix written for it comes before one for every cause
+    pointed = bool(causes) and any(not e.get("against") for e in causes[0]["evidence"]) and not causes[0]["ruled_out"]
     fixes = []
     for j, f in enumerate(doc.get("fixes", ())):
         mine = [c for c in (f.get("causes") or all_ids) if c in rank] or all_ids
@@ -157,7 +159,9 @@ def advise(doc: dict, parsed, captures: dict, *, live: dict | None = None, sourc
                 "code": code,
                 "applies": applies,
                 "verified": bool(f.get("verified")),
-                "_key": (contradicted, best, j),  # the entry's own order within a cause: a safe fix stays first
+                # the entry's own order within a cause (a safe fix stays first), except that a prose fix
+                # for every cause waits behind those written for the cause the paste points to
+                "_key": (contradicted, best, pointed and not f.get("causes") and len(all_ids) > 1, j),
             }
         )
     fixes.sort(key=lambda f: f["_key"])

@@ -13,7 +13,7 @@ from pathlib import Path
 
 LANGS = ("en", "zh")
 ROLES = ("repro", "fix", "template")  # ```python ROLE``` fences
-SNIPPET_ROLES = (*ROLES, "rewrite", "evidence")  # also ```rewrite``` and ```toml evidence```
+SNIPPET_ROLES = (*ROLES, "rewrite", "evidence", "addresses")  # also ```rewrite```, ```toml evidence|addresses```
 SECTIONS = ("Summary", "Explanation", "Causes", "Fixes", "Reproducer", "Debugging")
 
 
@@ -148,11 +148,12 @@ def parse_info(info: str) -> tuple[str, str, dict[str, str]]:
 
 def fence_role(info: str) -> tuple[str, str, dict[str, str]]:
     """(lang, role, options) of a fence: ``python ROLE ...``, ``rewrite ...`` (role rewrite) or
-    ``toml evidence`` (role evidence); the role is '' for any other fence."""
+    ``toml evidence`` (role evidence) or ``toml addresses`` (the causes a prose-only fix addresses);
+    the role is '' for any other fence."""
     lang, role, opts = parse_info(info)
     if lang == "rewrite":
         return lang, "rewrite", parse_info("rewrite rewrite " + info.partition("rewrite")[2])[2]
-    if lang == "toml" and role == "evidence":
+    if lang == "toml" and role in ("evidence", "addresses"):
         return lang, role, opts
     return lang, (role if lang == "python" and role in ROLES else ""), opts  # '' also for an unknown role
 
@@ -259,6 +260,16 @@ def read_entry(path: Path) -> Entry:
                 item["templates"] = [s.code for s in mine if s.role == "template"]
                 item["rewrites"] = [s.code for s in mine if s.role == "rewrite"]
                 item["causes"] = [c for c in (code[0].options.get("causes", "").split(",") if code else []) if c]
+                addresses = [s for s in mine if s.role == "addresses"]
+                if addresses and not code:  # a prose-only fix that addresses some of the causes
+                    try:
+                        named = tomllib.loads(addresses[0].code).get("causes")
+                    except tomllib.TOMLDecodeError:
+                        named = None
+                    if isinstance(named, list) and named and all(isinstance(c, str) for c in named):
+                        item["causes"] = list(named)
+                    else:
+                        entry.problems.append(f"## Fixes / ### {slug}: 'toml addresses' needs causes = [\"slug\", ...]")
                 item["fix_snippets"] = [s for s in mine if s.role == "fix"]
             else:
                 item["evidence"] = None

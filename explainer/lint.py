@@ -518,7 +518,7 @@ def _lint_snippets(entry: Entry) -> list[str]:
         for req in s.requires:
             if not REQUIREMENTS.match(req):
                 out.append(Problem("KB505", f"{where}: unknown requirement {req!r}"))
-        if s.role in ("template", "rewrite", "evidence"):
+        if s.role in ("template", "rewrite", "evidence", "addresses"):
             continue
         try:
             tree = ast.parse(s.code)
@@ -545,7 +545,7 @@ def _lint_snippets(entry: Entry) -> list[str]:
             except ValueError:
                 out.append(Problem("KB511", f"{where}: timeout must be a number of seconds"))
     for s in entry.snippets:
-        if s.role in ("fix", "template", "rewrite") and not s.group:
+        if s.role in ("fix", "template", "rewrite", "addresses") and not s.group:
             out.append(Problem("KB512", f"line {s.line}: '{s.role}' fences belong under a '### <slug>' fix"))
     return out
 

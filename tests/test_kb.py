@@ -266,3 +266,16 @@ def test_snippets_run_with_their_own_future_flags(worker):
     probe = replace(fix, code="def f(x: int) -> int:\n    return x\nassert f.__annotations__['x'] is int  # fix\n")
     res = run_snippet(entry, probe, worker)
     assert res.status != "fail" or "necessity" in (res.reason or ""), res.reason
+
+
+def test_a_toml_addresses_fence_names_the_causes_of_a_prose_fix(tmp_path):
+    from explainer.kb import read_entry
+
+    entry = read_entry(KB / "cuda-driver-too-old.md")
+    fixes = {f["slug"]: f for f in entry.fixes}
+    assert fixes["expose-the-gpu"]["causes"] == ["no-visible-gpu"] and fixes["fallback-device"]["causes"] == []
+    bad = tmp_path / "cuda-driver-too-old.md"
+    text = (KB / "cuda-driver-too-old.md").read_text(encoding="utf-8")
+    bad.write_text(text.replace('causes = ["no-visible-gpu"]', "causes = 3"), encoding="utf-8")
+    problems = "\n".join(lint_entry(read_entry(bad), {e.stem for e in KB.glob("*.md")}))
+    assert "### expose-the-gpu: 'toml addresses' needs causes" in problems

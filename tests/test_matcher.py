@@ -439,3 +439,33 @@ def test_an_opening_the_message_goes_past_differently_is_not_also_possible(index
     # with only the shared opening, both stay possible: the paste cannot tell them apart
     cut = explain_text("RuntimeError: Error(s) in loading state_dict for Net:", index)
     assert {"state-dict-missing-unexpected-keys", "state-dict-size-mismatch"} <= {m.id for m in cut.matches[:3]}
+
+
+@pytest.mark.parametrize(
+    ("message", "cause", "fix"),
+    [
+        ("RuntimeError: No CUDA GPUs are available", "no-visible-gpu", "expose-the-gpu"),
+        (
+            "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and "
+            "installed a driver from http://www.nvidia.com/Download/index.aspx",
+            "container-driver",
+            "container-gpu-access",
+        ),
+        (
+            "RuntimeError: The NVIDIA driver on your system is too old (found version 11040). Please update your GPU "
+            "driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx "
+            "Alternatively, go to: https://pytorch.org to install a PyTorch version that has been compiled with your "
+            "version of the CUDA driver.",
+            "new-wheel-old-driver",
+            "match-wheel-to-driver",
+        ),
+    ],
+)
+def test_prose_fixes_follow_the_cause_the_message_points_to(index, message, cause, fix):
+    """Prose-only fixes (nothing runs on a CPU) name their causes in a `toml addresses` fence; a fix
+    for every cause waits behind one written for the cause the paste points to."""
+    answer = explain_text(message, index)
+    assert answer.matches[0].id == "cuda-driver-too-old"
+    advice = answer.advice(answer.matches[0])
+    assert advice["causes"][0]["id"] == cause
+    assert advice["fixes"][0]["id"] == fix
