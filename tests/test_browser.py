@@ -90,8 +90,19 @@ def test_paste_page_explains_the_seed_in_chinese_and_both(page, server):
     first = page.locator("#matches article.match").first
     assert first.get_attribute("data-id") == "backward-non-scalar-output"
     assert first.locator("summary .title").inner_text() == TITLE_ZH
-    body = first.locator(".rendered").inner_text()
-    assert "常见原因" in body and "解决办法" in body and "标量" in body
+    # the short answer first: the summary, the cause the paste points to and the best fix
+    short = first.locator(".rendered.short").inner_text()
+    assert "标量" in short and "最可能的原因" in short and "解决办法" in short
+    # each piece once: the title and the confidence only in the card's header
+    card = first.inner_text()
+    assert card.count(TITLE_ZH) == 1 and card.count("置信度") == 1, card
+    # the rest folded away until asked for, with how it was matched as a sentence
+    more = first.locator("details.more")
+    assert not more.evaluate("d => d.open")
+    more.locator("summary").click()
+    rest = more.locator(".rendered").inner_text()
+    assert "常见原因" in rest and "解决办法" in rest
+    assert more.locator(".reasons").inner_text().startswith("匹配依据：")
     # the parsed exception and the user's own frame
     parsed = page.locator("#parsed").inner_text()
     assert "RuntimeError: grad can be implicitly created only for scalar outputs" in parsed
@@ -110,8 +121,9 @@ def test_paste_page_explains_the_seed_in_chinese_and_both(page, server):
     first = page.locator("#matches article.match").first
     title = first.locator("summary .title").inner_text()
     assert TITLE_EN in title and TITLE_ZH in title
-    body = first.locator(".rendered").inner_text()
-    assert "Likely causes" in body and "常见原因" in body
+    first.locator("details.more summary").click()
+    rest = first.locator("details.more .rendered").inner_text()
+    assert "Likely causes" in rest and "常见原因" in rest
     page.screenshot(path=str(ARTIFACTS / "paste-page-both.png"), full_page=True)
 
     explain_in(page, "en")
