@@ -168,6 +168,56 @@ def _from_notebook_json(text: str) -> str | None:
     return "\n".join(out) if out else None
 
 
+def _from_error_object(text: str) -> str | None:
+    """The traceback inside an error object as VS Code copies it (``{"name": ..., "message": ...,
+    "stack": ...}``), often not valid JSON (raw newlines in the strings): the stack, with the
+    ``name: message`` line added when the stack does not end with it. None for any other text."""
+    if '"stack"' not in text or '"message"' not in text:
+        return None
+    import json
+
+    start = text.find("{")
+    end = text.rfind("}")
+    obj = None
+    if 0 <= start < end:
+        try:
+            obj = json.loads(text[start : end + 1], strict=False)  # strict=False: raw newlines in strings
+        except ValueError:
+            obj = None
+    if not isinstance(obj, dict):
+        # cut or mangled: each field's string read on its own
+        obj = {}
+        for key in ("name", "message", "stack"):
+            value = _field(text, key)
+            if value is not None:
+                obj[key] = value
+    stack, name, message = (obj.get(k) for k in ("stack", "name", "message"))
+    if not isinstance(stack, str) or not stack.strip():
+        return None
+    if isinstance(name, str) and isinstance(message, str) and name and f"{name}: {message}" not in stack:
+        stack = stack.rstrip() + f"\n{name}: {message}"
+    return stack
+
+
+def _field(text: str, key: str) -> str | None:
+    """The string value of ``"key": "..."`` in a text that is not valid JSON (cut, raw newlines)."""
+    import json
+
+    m = _OBJECT_FIELD.get(key)
+    found = m.search(text) if m is not None else None
+    if found is None:
+        return None
+    rest = text[found.end() :]
+    close = _STRING_END.search(rest)
+    value = rest[: close.start()] if close else rest.rstrip().rstrip("}").rstrip().rstrip('"')
+    try:
+        return json.loads(f'"{value}"', strict=False)
+    except ValueError:
+        return value
+
+
+_OBJECT_FIELD = {k: Lazy(rf'"{k}"\s*+:\s*+"') for k in ("name", "message", "stack")}
+_STRING_END = Lazy(r'(?<!\\)"\s*+[,}]')  # the closing quote of a string value, before the next key or the end
 _TB_KEY = Lazy(r'"traceback"\s*+:\s*+\[')
 _JSON_STRING = Lazy(r'"((?:[^"\\\n]|\\.)*+)(")?')
 
@@ -234,6 +284,10 @@ def clean(text: str, budget: Budget | None = None) -> tuple[list[str], set[str],
     if nb is not None:
         text = nb
         hints.add("jupyter")
+    else:
+        obj = _from_error_object(text)
+        if obj is not None:
+            text = obj
     if "\x1b" in text:
         hints.add("ansi")
     text = strip_controls(text)  # colours for matching; escape sequences never reach a terminal

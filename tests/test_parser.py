@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import time
 
@@ -97,3 +98,39 @@ def test_one_mib_line_is_bounded():
     parse_text(line)
     elapsed = time.perf_counter() - t
     assert elapsed < 3.0, f"1 MiB line took {elapsed:.2f} s"
+
+
+VSCODE_STACK = (
+    "---------------------------------------------------------------------------\n"
+    "RuntimeError                              Traceback (most recent call last)\n"
+    "Cell In[3], line 1\n----> 1 out = a @ w\n\n"
+    "RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x20 and 10x5)"
+)
+
+
+@pytest.mark.parametrize(
+    "paste",
+    [
+        # valid JSON, as VS Code's "Copy error" gives it
+        json.dumps(
+            {
+                "name": "RuntimeError",
+                "message": "mat1 and mat2 shapes cannot be multiplied (4x20 and 10x5)",
+                "stack": VSCODE_STACK,
+            }
+        ),
+        # not valid JSON: raw newlines inside the strings, with commentary around it (en, zh)
+        'Copied from VS Code:\n{"name": "RuntimeError", "message": "mat1 and mat2 shapes cannot be multiplied '
+        '(4x20 and 10x5)", "stack": "' + VSCODE_STACK + '"}\nwhat is wrong?',
+        'VS Code 里复制出来的错误：\n{"name": "RuntimeError", "message": "mat1 and mat2 shapes cannot be multiplied '
+        '(4x20 and 10x5)", "stack": "' + VSCODE_STACK + '"}\n求助',
+        # cut inside the stack: the message field still gives the whole line
+        '{"name": "RuntimeError", "message": "mat1 and mat2 shapes cannot be multiplied (4x20 and 10x5)", "stack": "'
+        + VSCODE_STACK[:-30],
+    ],
+)
+def test_vscode_error_object(paste):
+    p = parse_text(paste)
+    assert p.exc_type == "RuntimeError"
+    assert p.message == "mat1 and mat2 shapes cannot be multiplied (4x20 and 10x5)"
+    assert p.user_frame is not None and p.user_frame.file == "Cell In[3]" and p.user_frame.code == "out = a @ w"
