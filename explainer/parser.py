@@ -533,6 +533,17 @@ def _trim_commentary(first: str) -> str:
     return first
 
 
+def _ends_message(lines: list[str], k: int) -> bool:
+    """After a line with no letters or digits: nothing more, or the poster's own words (a closing
+    ``>>``, ``---`` or fence then "thanks"), not torch's next lines (torchrun's ``====`` tables)."""
+    while k < len(lines) and not lines[k].strip():
+        k += 1
+    if k >= len(lines):
+        return True
+    s = lines[k].strip()
+    return bool(_CHATTY.search(s.lower()) or _CJK.search(s))
+
+
 def _continues(line: str) -> bool:
     """After a blank line inside an exception's message: does this line still belong to it?"""
     s = line.strip()
@@ -851,6 +862,15 @@ def _scan(
                     break
                 if _WARNING_LINE.match(nxt.strip()) or _VSCODE.match(nxt):
                     break
+                if not any(ch.isalnum() for ch in nxt) and _ends_message(lines, j + 1):
+                    break  # a closing delimiter of the poster's (">>", "---", a code fence), not the message
+                if (
+                    not nxt.startswith((" ", "\t"))
+                    and _CJK.search(nxt)
+                    and all(s.isascii() for s in msg_lines)
+                    and _CHATTY.search(nxt)
+                ):
+                    break  # the poster's question in Chinese right under an English message
                 msg_lines.append(nxt.strip() if not nxt.startswith("\t") else nxt.rstrip())
                 j += 1
             message = "\n".join(msg_lines).strip() or None

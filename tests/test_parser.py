@@ -134,3 +134,33 @@ def test_vscode_error_object(paste):
     assert p.exc_type == "RuntimeError"
     assert p.message == "mat1 and mat2 shapes cannot be multiplied (4x20 and 10x5)"
     assert p.user_frame is not None and p.user_frame.file == "Cell In[3]" and p.user_frame.code == "out = a @ w"
+
+
+@pytest.mark.parametrize(
+    ("paste", "message"),
+    [
+        (
+            'Traceback (most recent call last):\n  File "t.py", line 3, in <module>\n    x.view(-1)\n'
+            "RuntimeError: view size is not compatible with input tensor's size and stride\n>>",
+            "view size is not compatible with input tensor's size and stride",
+        ),
+        (
+            "RuntimeError: CUDA error: device-side assert triggered\nCompile with `TORCH_USE_CUDA_DSA` to enable "
+            "device-side assertions.\n---\nthanks in advance",
+            "CUDA error: device-side assert triggered\nCompile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.",
+        ),
+        (
+            '```\nTraceback (most recent call last):\n  File "t.py", line 3, in <module>\n    f()\n'
+            "RuntimeError: boom\n```\n这是什么原因？",
+            "boom",
+        ),
+        (
+            'Traceback (most recent call last):\n  File "t.py", line 3, in <module>\n    f()\nRuntimeError: boom\n为什么会这样？',
+            "boom",
+        ),
+        # a translated message keeps its Chinese lines; torchrun's ==== tables stay in the message
+        ("RuntimeError: mat1 和 mat2 形状不能相乘\n第二行也是报错", "mat1 和 mat2 形状不能相乘\n第二行也是报错"),
+    ],
+)
+def test_closing_delimiters_and_questions_are_not_the_message(paste, message):
+    assert parse_text(paste).message == message
