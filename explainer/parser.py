@@ -842,9 +842,10 @@ def _scan(
                 if not nxt.strip():
                     # torch often adds a hint paragraph after a blank line; commentary is not that
                     k = j + 1
-                    while k < n and not lines[k].strip() and k - j < 2:
+                    while k < n and not lines[k].strip() and k - j < 3:
                         k += 1
-                    if k < n and k - j < 2 and had_frames and _continues(lines[k]):
+                    # up to two blank lines (torch.load's weights-only messages leave two)
+                    if k < n and k - j < 3 and had_frames and _continues(lines[k]):
                         msg_lines.append("")
                         j = k
                         continue

@@ -469,3 +469,53 @@ def test_prose_fixes_follow_the_cause_the_message_points_to(index, message, caus
     advice = answer.advice(answer.matches[0])
     assert advice["causes"][0]["id"] == cause
     assert advice["fixes"][0]["id"] == fix
+
+
+WO_UNSAFE = (
+    "In PyTorch 2.6, we changed the default value of the `weights_only` argument in `torch.load` from `False` to "
+    "`True`. Re-running `torch.load` with `weights_only` set to `False` will likely succeed, but it can result in "
+    "arbitrary code execution. Do it only if you got the file from a trusted source."
+)
+WO_DOCS = (
+    "\n\nCheck the documentation of torch.load to learn more about types accepted by default with weights_only "
+    "https://pytorch.org/docs/stable/generated/torch.load.html."
+)
+
+
+@pytest.mark.parametrize(
+    ("message", "entry", "cause", "fix"),
+    [
+        (  # torch 2.13's text for a blocked module (two blank lines before the reason)
+            f"Weights only load failed. {WO_UNSAFE}\n\n\nTrying to load unsupported GLOBAL posix.system whose module "
+            f"posix is blocked.{WO_DOCS}",
+            "weights-only-unsupported-global",
+            "blocked-module",
+            "refuse-blocked",
+        ),
+        (
+            f"Weights only load failed. ``torch.distributed.tensor`` must be imported to load DTensors\n {WO_UNSAFE}\n{WO_DOCS}",
+            "weights-only-unsupported-global",
+            "module-not-imported",
+            "import-first",
+        ),
+        (  # a file that is no pickle at all: the generic "Please file an issue" text no longer claims it
+            f"Weights only load failed. {WO_UNSAFE}\nPlease file an issue with the following so that we can make "
+            f"`weights_only=True` compatible with your use case: WeightsUnpickler error: \n\nUnsupported operand 60{WO_DOCS}",
+            "invalid-load-key",
+            None,
+            None,
+        ),
+    ],
+)
+def test_each_weights_only_reason_gets_its_own_answer(index, message, entry, cause, fix):
+    text = (
+        'Traceback (most recent call last):\n  File "load.py", line 3, in <module>\n    state = torch.load(path)\n'
+        '  File "/venv/lib/python3.11/site-packages/torch/serialization.py", line 1529, in load\n'
+        "    raise pickle.UnpicklingError(_get_wo_message(str(e))) from None\n"
+        f"_pickle.UnpicklingError: {message}\n"
+    )
+    answer = explain_text(text, index)
+    assert [m.id for m in answer.matches][:1] == [entry] and not answer.ambiguous
+    if cause:
+        advice = answer.advice(answer.matches[0])
+        assert (advice["causes"][0]["id"], advice["fixes"][0]["id"]) == (cause, fix)
