@@ -69,6 +69,7 @@ _PREFIXES = [
     r"^E(?: {3,}|\t)",  # pytest error lines
     r"^\*\*\* ",  # pdb / ipdb print exceptions as "*** RuntimeError: ..."
     r"^\d{1,3}: (?=\s*(?:File |Traceback|\w+Error|\[rank))",  # srun -l / torchrun "0: "
+    r"^>(?!>>) ?",  # a quoted reply or a Markdown blockquote ("> "), not the REPL's ">>> "
 ]
 _RICH_EDGE = re.compile(r"^\s*[╭╰┏┗+][─━\-]")
 _GROUP_BAR = re.compile(r"^(?:\s*+\|)++\s?")  # ExceptionGroup boxes (3.11+)
@@ -218,6 +219,7 @@ def _field(text: str, key: str) -> str | None:
 
 _OBJECT_FIELD = {k: Lazy(rf'"{k}"\s*+:\s*+"') for k in ("name", "message", "stack")}
 _STRING_END = Lazy(r'(?<!\\)"\s*+[,}]')  # the closing quote of a string value, before the next key or the end
+_HTML_ENTITIES = ("&quot;", "&lt;", "&gt;", "&#39;", "&#x27;")
 _TB_KEY = Lazy(r'"traceback"\s*+:\s*+\[')
 _JSON_STRING = Lazy(r'"((?:[^"\\\n]|\\.)*+)(")?')
 
@@ -288,6 +290,10 @@ def clean(text: str, budget: Budget | None = None) -> tuple[list[str], set[str],
         obj = _from_error_object(text)
         if obj is not None:
             text = obj
+    if sum(text.count(e, 0, 200_000) for e in _HTML_ENTITIES) >= 2:
+        import html
+
+        text = html.unescape(text)  # copied from a page's source: &quot;train.py&quot;, &lt;module&gt;
     if "\x1b" in text:
         hints.add("ansi")
     text = strip_controls(text)  # colours for matching; escape sequences never reach a terminal
@@ -531,6 +537,19 @@ def _trim_commentary(first: str) -> str:
             # a few ASCII words then Chinese is a translated message ("mat1 和 mat2 形状..."), kept
             return before.rstrip(" ,:;-—(（") if len(before.split()) >= 4 else first
     return first
+
+
+_TOOL_PREFIX = Lazy(r"([a-z][a-z0-9_.-]{1,19}): \S")
+
+
+def _tool_log_line(lines: list[str], j: int) -> bool:
+    """A line of another tool's log ("wandb: ...", "mlflow: ..."): its lower-case ``name: `` prefix
+    starts another line beside it too (a message's own "note: ..." line stands alone)."""
+    m = _TOOL_PREFIX.match(lines[j])
+    if not m:
+        return False
+    prefix = m.group(1) + ": "
+    return any(lines[k].startswith(prefix) for k in range(max(0, j - 3), min(len(lines), j + 4)) if k != j)
 
 
 def _ends_message(lines: list[str], k: int) -> bool:
@@ -863,6 +882,8 @@ def _scan(
                     break
                 if _WARNING_LINE.match(nxt.strip()) or _VSCODE.match(nxt):
                     break
+                if _tool_log_line(lines, j):
+                    break  # "wandb: Synced run ...": another tool's log lines after the error
                 if not any(ch.isalnum() for ch in nxt) and _ends_message(lines, j + 1):
                     break  # a closing delimiter of the poster's (">>", "---", a code fence), not the message
                 if (

@@ -164,3 +164,34 @@ def test_vscode_error_object(paste):
 )
 def test_closing_delimiters_and_questions_are_not_the_message(paste, message):
     assert parse_text(paste).message == message
+
+
+TB_LINES = [
+    "Traceback (most recent call last):",
+    '  File "train.py", line 3, in <module>',
+    "    loss.backward()",
+    "RuntimeError: grad can be implicitly created only for scalar outputs",
+]
+
+
+@pytest.mark.parametrize(
+    "paste",
+    [
+        # a quoted reply or Markdown blockquote, nested too, with the poster's words around it
+        "You wrote:\n" + "\n".join("> " + line for line in TB_LINES) + "\nsame here",
+        "楼上的报错：\n" + "\n".join("> > " + line for line in TB_LINES) + "\n我也遇到了",
+        # copied from a page's HTML source
+        "\n".join(TB_LINES).replace('"', "&quot;").replace("<module>", "&lt;module&gt;"),
+        # another tool's log lines after the error
+        "\n".join(TB_LINES) + "\nwandb: Waiting for W&B process to finish... (failed 1).\nwandb: Synced 5 files",
+    ],
+)
+def test_quoted_escaped_and_logged_pastes_keep_the_users_frame(paste):
+    p = parse_text(paste)
+    assert p.exc_type == "RuntimeError" and p.message == "grad can be implicitly created only for scalar outputs"
+    assert p.user_frame is not None and (p.user_frame.file, p.user_frame.line) == ("train.py", 3)
+    assert p.user_frame.code == "loss.backward()"
+
+
+def test_a_message_line_with_its_own_lower_case_label_stays_in_the_message():
+    assert parse_text("RuntimeError: boom\nnote: the rest of it").message == "boom\nnote: the rest of it"
