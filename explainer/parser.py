@@ -219,6 +219,56 @@ def _field(text: str, key: str) -> str | None:
 
 _OBJECT_FIELD = {k: Lazy(rf'"{k}"\s*+:\s*+"') for k in ("name", "message", "stack")}
 _STRING_END = Lazy(r'(?<!\\)"\s*+[,}]')  # the closing quote of a string value, before the next key or the end
+# A traceback run through a browser's translation into Chinese: its fixed lines back in Python's words
+# (the message itself stays as translated: entries carry translated patterns)
+_ZH_TYPES = {
+    "运行时错误": "RuntimeError",
+    "类型错误": "TypeError",
+    "值错误": "ValueError",
+    "索引错误": "IndexError",
+    "键错误": "KeyError",
+    "属性错误": "AttributeError",
+    "断言错误": "AssertionError",
+    "导入错误": "ImportError",
+    "模块未找到错误": "ModuleNotFoundError",
+    "未实现错误": "NotImplementedError",
+    "名称错误": "NameError",
+    "内存错误": "MemoryError",
+    "零除错误": "ZeroDivisionError",
+    "文件未找到错误": "FileNotFoundError",
+    "操作系统错误": "OSError",
+    "递归错误": "RecursionError",
+    "溢出错误": "OverflowError",
+    "超时错误": "TimeoutError",
+    "用户警告": "UserWarning",
+}
+_ZH_TYPE_LINE = Lazy(r"^(\s*+)(" + "|".join(sorted(_ZH_TYPES, key=len, reverse=True)) + r")\s*+[:：]\s*+")
+_ZH_TB_START = Lazy(r"^(\s*+)(?:回溯|追溯|Traceback)\s*+[（(]最近一次调用[^）)\n]{0,12}[）)]\s*+[:：]\s*+$")
+_ZH_FRAME = Lazy(
+    r'^(\s*+)文件\s*+["“”]([^"“”\n]{1,400})["“”]\s*+[，,]\s*+第\s*+(\d+)\s*+行\s*+'
+    r"(?:[，,]\s*+(?:在|位于)\s*+([\w<>.\[\]-]{1,200})(?:\s*+中)?)?\s*+$"
+)
+
+
+def _untranslate(text: str) -> str:
+    """The fixed lines of a browser-translated traceback ("回溯（最近一次调用最后）：", '文件 "x.py"，第 3 行，在
+    f 中', "运行时错误：...") back in Python's own words, so the frames and the type are read."""
+    out = []
+    for line in text.split("\n"):
+        if len(line) < 600:
+            m = _ZH_TB_START.match(line)
+            if m:
+                line = f"{m.group(1)}Traceback (most recent call last):"
+            elif m := _ZH_FRAME.match(line):
+                line = f'{m.group(1)}File "{m.group(2)}", line {m.group(3)}' + (
+                    f", in {m.group(4)}" if m.group(4) else ""
+                )
+            elif m := _ZH_TYPE_LINE.match(line):
+                line = f"{m.group(1)}{_ZH_TYPES[m.group(2)]}: {line[m.end() :]}"
+        out.append(line)
+    return "\n".join(out)
+
+
 _HTML_ENTITIES = ("&quot;", "&lt;", "&gt;", "&#39;", "&#x27;")
 _TB_KEY = Lazy(r'"traceback"\s*+:\s*+\[')
 _JSON_STRING = Lazy(r'"((?:[^"\\\n]|\\.)*+)(")?')
@@ -298,6 +348,8 @@ def clean(text: str, budget: Budget | None = None) -> tuple[list[str], set[str],
         hints.add("ansi")
     text = strip_controls(text)  # colours for matching; escape sequences never reach a terminal
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u00a0", " ").replace("\ufeff", "")
+    if ("回溯" in text or "追溯" in text or "错误：" in text or "错误:" in text) and _CJK.search(text):
+        text = _untranslate(text)
     raw_lines = text.split("\n")
     lines: list[str] = []
     tags: list[str] = []

@@ -195,3 +195,31 @@ def test_quoted_escaped_and_logged_pastes_keep_the_users_frame(paste):
 
 def test_a_message_line_with_its_own_lower_case_label_stays_in_the_message():
     assert parse_text("RuntimeError: boom\nnote: the rest of it").message == "boom\nnote: the rest of it"
+
+
+@pytest.mark.parametrize(
+    ("paste", "exc_type", "message", "where"),
+    [
+        (
+            '回溯（最近一次调用最后）：\n  文件 "train.py"，第 3 行，在 <module>\n    loss.backward()\n运行时错误：梯度只能为标量输出隐式创建',
+            "RuntimeError",
+            "梯度只能为标量输出隐式创建",
+            ("train.py", 3, "loss.backward()"),
+        ),
+        (
+            "浏览器翻译后的报错：\n追溯（最近一次调用最后一次）：\n  文件“C:\\proj\\train.py”，第 12 行，在 <module> 中\n    out = model(x)\n"
+            "运行时错误：mat1 和 mat2 形状不能相乘（4x20 和 10x5）",
+            "RuntimeError",
+            "mat1 和 mat2 形状不能相乘（4x20 和 10x5）",
+            ("C:\\proj\\train.py", 12, "out = model(x)"),
+        ),
+        ("类型错误：'int' object is not callable", "TypeError", "'int' object is not callable", None),
+        # an English traceback with a Chinese word in its message is left alone
+        ("RuntimeError: 错误：boom", "RuntimeError", "错误：boom", None),
+    ],
+)
+def test_a_browser_translated_traceback_reads_as_python_wrote_it(paste, exc_type, message, where):
+    p = parse_text(paste)
+    assert (p.exc_type, p.message) == (exc_type, message)
+    uf = p.user_frame
+    assert ((uf.file, uf.line, uf.code) if uf else None) == where
