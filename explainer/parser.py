@@ -279,6 +279,7 @@ _REFLOW = Lazy(
     r"\s(?=Traceback \(most recent call last\):)"
     r"|\s(?=File \"[^\"]{1,400}\", line \d+)"
     r"|\s(?=File (?:[A-Za-z]:\\|~|/)[^\n]{1,400}?:\d+,? in [\w<>.]+)"
+    r"|\s(?=File (?:[A-Za-z]:\\|~|/)\S{1,400}?\.pyx?:\d+\s)"  # Spyder's module-level frame
     r"|\s(?=(?:The above exception was the direct cause|During handling of the above exception))"
     r"|\s(?=Original Traceback \(most recent call last\):)"
     r"|\s(?=Exception raised from )|\s(?=frame #\d+: )"
@@ -321,6 +322,7 @@ def _reflow(line: str) -> list[str]:
 _FRAME_INLINE = Lazy(
     r'File "[^"]{1,400}", line \d+(?:, in [\w<>.\[\]-]+)?'
     r"|File (?:[A-Za-z]:\\|~|/)[^\n]{1,400}?:\d+,? in [\w<>.\[\]-]+(?:\([^)]{0,300}\))?"
+    r"|File (?:[A-Za-z]:\\|~|/)\S{1,400}?\.pyx?:\d+(?=\s|$)"
 )
 
 
@@ -420,6 +422,8 @@ _FRAME_RES = [
             r"^\s*File (?P<file>(?:[A-Za-z]:[\\/]|~|/|\.|\w)[^\n]*?):(?P<line>\d+),? in (?P<func>[\w<>.\[\]-]+)(?:\([^)]*\))?\s*(?P<code>.*)$"
         ),
     ),
+    # Spyder's module-level frame: File D:\proj\train.py:30 (no function named)
+    ("ipython", re.compile(r"^\s*File (?P<file>(?:[A-Za-z]:[\\/]|~|/|\.)[^\n:]*?\.pyx?):(?P<line>\d+)\s*$")),
     # IPython 8 cells: Cell In[3], line 5   /  Input In [3], in <cell line: 5>()
     ("ipython", re.compile(r"^\s*(?P<file>Cell In\s?\[\d*\]), line (?P<line>\d+)(?:, in (?P<func>[\w<>.]+))?")),
     ("ipython", re.compile(r"^\s*(?P<file>Input In \[\d*\]), in (?P<func>[^\n(]+)")),

@@ -223,3 +223,22 @@ def test_a_browser_translated_traceback_reads_as_python_wrote_it(paste, exc_type
     assert (p.exc_type, p.message) == (exc_type, message)
     uf = p.user_frame
     assert ((uf.file, uf.line, uf.code) if uf else None) == where
+
+
+SPYDER = (
+    "Traceback (most recent call last):\n\n  File D:\\proj\\train.py:30\n    loss.backward()\n\n"
+    "  File D:\\Anaconda\\Lib\\site-packages\\torch\\_tensor.py:648 in backward\n    torch.autograd.backward(\n\n"
+    "RuntimeError: grad can be implicitly created only for scalar outputs"
+)
+
+
+@pytest.mark.parametrize(
+    "paste",
+    [SPYDER, " ".join(line.strip() for line in SPYDER.split("\n") if line.strip()), "Spyder 里报错：\n" + SPYDER],
+)
+def test_spyders_module_level_frame_names_no_function(paste):
+    """Spyder prints the script's own frame as `File D:\\proj\\train.py:30` (no ` in <module>`)."""
+    p = parse_text(paste)
+    uf = p.user_frame
+    assert uf is not None and (uf.file, uf.line, uf.code) == ("D:\\proj\\train.py", 30, "loss.backward()")
+    assert [f.line for f in p.frames] == [30, 648]
