@@ -37,8 +37,26 @@ from .normalize import normalize, tokens
 from .parser import Lazy
 from .patterns import pattern_features
 
+# -- every score the matcher gives, in one place (the README's "Matching and its confidence") --------
 THRESHOLD = 0.5  # below this the matcher abstains
 AMBIGUOUS_GAP = 0.06  # two candidates this close on a thin paste: say so
+FULL_MATCH = 0.98  # a template matches the whole message (or its first line)
+START_MATCH = 0.95  # a template matches the start of the message
+INSIDE_MATCH = 0.90  # a template found inside the message
+CUT_MATCH = 0.86  # the message is the beginning of a template: the paste was cut
+FUZZY_MAX, FUZZY_MID, FUZZY_SLOPE = 0.93, 0.74, 16  # similarity s -> FUZZY_MAX * sigmoid(SLOPE * (s - MID))
+FUZZY_FLOOR = 0.05  # a fuzzy score below this is no evidence
+TYPE_MISSING = 0.96  # the paste shows no exception type
+TYPE_MISMATCH = 0.75  # the type is not one of the entry's (templates only; fuzzy evidence is dropped)
+SOURCE_OTHER = 0.85  # a message from a part of the paste SOURCE_WEIGHT does not name
+FRAME_GAIN = 0.35  # a telling frame closes this share of the gap to 1
+FRAME_ONLY = 0.42  # a telling frame alone, no message matched
+SIGNAL_GAIN = 0.5  # a signal line closes this share of the gap to 1
+SIGNAL_ONLY = 0.62  # a signal line alone
+TIE_MARGIN = 0.01  # entries tied on a shared opening stay this far above the threshold
+# similarity: rapidfuzz's ratio, unless under SIMILAR_ENOUGH, then the better of it and the token-sorted
+# (x TOKEN_SORT_WEIGHT) and, for a message much longer than the pattern, the partial ratio (x PARTIAL_WEIGHT)
+SIMILAR_ENOUGH, TOKEN_SORT_WEIGHT, PARTIAL_WEIGHT = 0.9, 0.95, 0.97
 MAX_CANDIDATE_PATTERNS = 24
 _DEVICES = frozenset({"cuda", "mps", "xpu", "hip", "hpu", "npu", "xla", "rocm"})  # backends a message can name
 _DEVICE_WORD = Lazy(r"\b(?:" + "|".join(sorted(_DEVICES)) + r")\b")  # (on lower-cased text)
@@ -180,7 +198,7 @@ def _report_ties(best: dict[str, list]) -> None:
     )
     if len(tied) < 2:
         return
-    share = max(THRESHOLD + 0.01, top[0] / len(tied))  # every tied entry stays an answer: the tie is the answer
+    share = max(THRESHOLD + TIE_MARGIN, top[0] / len(tied))  # every tied entry stays an answer: the tie is the answer
     for rank, e in enumerate(tied):
         best[e][0] = share - rank * 1e-4  # still in their order, well within the ambiguity gap
         best[e][2].append("ties with " + ", ".join(t for t in tied if t != e) + " on the template's opening")
@@ -269,18 +287,18 @@ class Matcher:
             eid = p.entry_id
             types = self.types[eid]
             if tkey is None:
-                base *= 0.96
+                base *= TYPE_MISSING
             elif tkey not in types and tkey != "python-baseexception":
                 if tier != 1:
                     return  # fuzzy evidence only counts for compatible exception types
-                base *= 0.75
+                base *= TYPE_MISMATCH
                 from typing import cast  # here, not at import: typing is a share of the start-up
 
                 # an entry's exception types are names, never empty: keys, not None (sorted() assumes it)
                 why += f"; but the type {exc_type} is not {'/'.join(sorted(cast('set[str]', types)))}"
             else:
                 why += f"; type {exc_type} fits"
-            base *= SOURCE_WEIGHT.get(kind, 0.85)
+            base *= SOURCE_WEIGHT.get(kind, SOURCE_OTHER)
             if kind != "final":
                 why += f" (from the {kind} exception)" if kind != "line" else " (from a signal line)"
             prev = out.get(eid)
@@ -300,15 +318,15 @@ class Matcher:
                 whole = all(x in folded for x in p.pieces)  # else only the opening can match
                 m = whole and (p.rx.fullmatch(msg) or (first_line is not msg and p.rx.fullmatch(first_line)))
                 if m:
-                    tier, base, why = 1, 0.98, "full template match"
+                    tier, base, why = 1, FULL_MATCH, "full template match"
                 else:
                     m = whole and p.rx.match(msg)
                     if m:
-                        tier, base, why = 1, 0.95, "template matches the start of the message"
+                        tier, base, why = 1, START_MATCH, "template matches the start of the message"
                     elif whole and p.literal_start:  # a pattern opening with a placeholder had its chance above
                         m = p.rx_search.search(msg)
                         if m:
-                            tier, base, why = 1, 0.9, "template found inside the message"
+                            tier, base, why = 1, INSIDE_MATCH, "template found inside the message"
                 if m:
                     strong = True
                     base += p.specificity  # of two templates that both match, the more specific one wins
@@ -327,10 +345,10 @@ class Matcher:
                         )
             if m:
                 add(p, tier, base, why, {k: v.strip() for k, v in m.groupdict().items() if v}, strong)
-                settled = settled or (base >= 0.95 and (tkey is None or tkey in self.types[p.entry_id]))
+                settled = settled or (base >= START_MATCH and (tkey is None or tkey in self.types[p.entry_id]))
             elif len(norm) >= MIN_CUT_CHARS and len(norm) < len(p.normalized) and p.normalized.startswith(norm):
                 # a paste cut inside the message ("... cannot be multi"): the template's own beginning
-                add(p, 1, 0.86, "the message is the beginning of the template (the paste was cut)", {}, False)
+                add(p, 1, CUT_MATCH, "the message is the beginning of the template (the paste was cut)", {}, False)
             elif p.fuzzy_ok and share >= MIN_WORD_SHARE:
                 fuzzy.append((p, share))
         if settled:
@@ -341,7 +359,7 @@ class Matcher:
                 if v is not None and v[2][0].startswith(OPENING):
                     why = "matches the opening of the template, but the message goes on differently"
                     out[eid] = (min(v[0], OPENING_CONTRADICTED), v[1], [why, *v[2][1:]], v[3], v[4])
-        # Fuzzy similarity tops out at 0.93: once a template matched the whole message it can only add
+        # Fuzzy similarity tops out at FUZZY_MAX: once a template matched the whole message it can only add
         # lower-ranked alternatives, so it is skipped (and rapidfuzz is not even imported).
         if not settled:
             named = set(_DEVICE_WORD.findall(norm)) if fuzzy else set()
@@ -352,8 +370,8 @@ class Matcher:
                 if named and theirs and not named & theirs:
                     continue  # an MPS message is not similar to a CUDA template, however alike the rest reads
                 sim = self._similarity(norm, p.normalized)
-                base = 0.93 * _sigmoid((sim - 0.74) * 16)
-                if base >= 0.05:
+                base = FUZZY_MAX * _sigmoid((sim - FUZZY_MID) * FUZZY_SLOPE)
+                if base >= FUZZY_FLOOR:
                     add(p, 2, base, f"message similar to pattern ({sim:.2f})", {}, False)
         return out
 
@@ -368,10 +386,10 @@ class Matcher:
 
         pattern = pattern[:MAX_FUZZY_CHARS]
         r = fuzz.ratio(message, pattern, score_cutoff=50) / 100.0
-        if r < 0.9:
-            r = max(r, 0.95 * fuzz.token_sort_ratio(message, pattern, score_cutoff=60) / 100.0)
-        if r < 0.9 and len(pattern) >= 24 and len(message) > len(pattern) * 1.3:
-            r = max(r, 0.97 * fuzz.partial_ratio(pattern, message, score_cutoff=60) / 100.0)
+        if r < SIMILAR_ENOUGH:
+            r = max(r, TOKEN_SORT_WEIGHT * fuzz.token_sort_ratio(message, pattern, score_cutoff=60) / 100.0)
+        if r < SIMILAR_ENOUGH and len(pattern) >= 24 and len(message) > len(pattern) * 1.3:
+            r = max(r, PARTIAL_WEIGHT * fuzz.partial_ratio(pattern, message, score_cutoff=60) / 100.0)
         return r
 
     def _frames(self, parsed: Parsed) -> dict[str, str]:
@@ -436,18 +454,18 @@ class Matcher:
         for eid, why in frames.items():
             if eid in best:
                 s = best[eid][0]
-                best[eid][0] = s + (1 - s) * 0.35
+                best[eid][0] = s + (1 - s) * FRAME_GAIN
                 best[eid][2].append(why)
             elif not parsed.message or not any(v[0] >= THRESHOLD for v in best.values()):
                 # (also beside weak candidates: a telling frame is evidence a faint similarity is not)
-                best[eid] = [0.42, 3, [why + " (no message matched)"], {}, False, False]
+                best[eid] = [FRAME_ONLY, 3, [why + " (no message matched)"], {}, False, False]
         for eid, why in signals.items():
             if eid in best:
                 s = best[eid][0]
-                best[eid][0] = s + (1 - s) * 0.5
+                best[eid][0] = s + (1 - s) * SIGNAL_GAIN
                 best[eid][2].append(why)
             else:
-                best[eid] = [0.62, 3, [why], {}, False, False]
+                best[eid] = [SIGNAL_ONLY, 3, [why], {}, False, False]
         # near-twins: only a template that matched the message itself (not just its opening) decides
         templated = {eid for eid, v in best.items() if v[5] and v[0] >= THRESHOLD}
         drop = set()

@@ -519,3 +519,24 @@ def test_each_weights_only_reason_gets_its_own_answer(index, message, entry, cau
     if cause:
         advice = answer.advice(answer.matches[0])
         assert (advice["causes"][0]["id"], advice["fixes"][0]["id"]) == (cause, fix)
+
+
+def test_the_readme_states_the_matchers_scores():
+    """The README's "Matching and its confidence" quotes the named constants' values."""
+    from explainer import matcher as m
+
+    from .conftest import ROOT
+
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    for phrase in (
+        f"a full template match {m.FULL_MATCH:.2f}",
+        f"a match at the message's start {m.START_MATCH:.2f}",
+        f"inside it {m.INSIDE_MATCH:.2f}",
+        f"opening only {m.OPENING_BASE:.2f}–{m.OPENING_BASE + m.OPENING_SPAN:.2f}",
+        f"{m.OPENING_CONTRADICTED:.2f} when the message goes on past it differently",
+        f"maps to `{m.FUZZY_MAX}·σ({m.FUZZY_SLOPE}·(s − {m.FUZZY_MID}))`",
+        f"costs ×{m.TYPE_MISSING}, an incompatible one ×{m.TYPE_MISMATCH}",
+        f"closes {m.FRAME_GAIN * 100:.0f} % of the gap to 1, a signal line {m.SIGNAL_GAIN * 100:.0f} %",
+        f"The threshold {m.THRESHOLD} decides abstention",
+    ):
+        assert phrase in text, phrase
