@@ -1,14 +1,52 @@
-"""The matcher's reasons in Chinese. The matcher writes them in English; an answer in Chinese shows
-them translated here, piece by piece (values such as types and frames stay as they are)."""
+"""The matcher's reasons as codes with parameters, rendered in each language.
+
+A :class:`Reason` is the English text (the string itself, what the JSON shows in English) and the
+parts it was built from, each a code with its parameters; :func:`reason` renders it in the answer's
+language. Values such as types, frames and entry ids stay as they are in every language.
+"""
 
 from __future__ import annotations
-
-import re
 
 TYPE_CHECKING = False  # the annotations are strings; importing typing at run time is not needed
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+# code -> its text in each language ({name} are the parameters)
+TEXTS: dict[str, dict[str, str]] = {
+    "full": {"en": "full template match", "zh": "报错信息与模板完全匹配"},
+    "start": {"en": "template matches the start of the message", "zh": "报错信息的开头与模板匹配"},
+    "inside": {"en": "template found inside the message", "zh": "报错信息里包含这个模板"},
+    "opening": {
+        "en": "matches the opening of the template (the rest of the message is missing)",
+        "zh": "与模板的开头匹配（报错信息的其余部分缺失）",
+    },
+    "opening_differs": {
+        "en": "matches the opening of the template, but the message goes on differently",
+        "zh": "只与模板的开头匹配，报错信息后面的内容与这个模板不同",
+    },
+    "cut": {
+        "en": "the message is the beginning of the template (the paste was cut)",
+        "zh": "报错信息是模板的开头部分（粘贴时被截断了）",
+    },
+    "similar": {"en": "message similar to pattern ({similarity})", "zh": "报错信息与模式相似（{similarity}）"},
+    "type_fits": {"en": "; type {type} fits", "zh": "；异常类型 {type} 相符"},
+    "type_differs": {"en": "; but the type {type} is not {expected}", "zh": "；但异常类型 {type} 不是 {expected}"},
+    "from": {"en": " (from the {kind} exception)", "zh": "（来自{kind}异常）"},
+    "from_line": {"en": " (from a signal line)", "zh": "（来自信号行）"},
+    "frame": {"en": "telling frame {frame}", "zh": "关键调用帧 {frame}"},
+    "no_message": {"en": " (no message matched)", "zh": "（报错信息本身没有匹配上）"},
+    "signal": {"en": "signal line: {line}", "zh": "信号行：{line}"},
+    "ties": {
+        "en": "ties with {others} on the template's opening",
+        "zh": "与 {others} 在模板开头上并列（粘贴里缺少能区分它们的部分）",
+    },
+    "wrapper": {
+        "en": "a wrapper: the wrapped error is known, so it comes first",
+        "zh": "这是包装错误：被包装的错误是已知错误，所以它排在前面",
+    },
+}
+
+# parameters that are words, not values: rendered in the language too
 _KINDS = {
     "cause": "直接原因",
     "context": "处理时的上一个",
@@ -16,45 +54,45 @@ _KINDS = {
     "group": "异常组里的",
     "other": "粘贴中另一个",
 }
+_WORDS: dict[str, Callable[[str], str]] = {"kind": lambda v: _KINDS.get(v, v)}
 
-_RULES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
-    (re.compile(r"^full template match"), "报错信息与模板完全匹配"),
-    (re.compile(r"^template matches the start of the message"), "报错信息的开头与模板匹配"),
-    (re.compile(r"^template found inside the message"), "报错信息里包含这个模板"),
-    (
-        re.compile(r"^matches the opening of the template \(the rest of the message is missing\)"),
-        "与模板的开头匹配（报错信息的其余部分缺失）",
-    ),
-    (
-        re.compile(r"^matches the opening of the template, but the message goes on differently"),
-        "只与模板的开头匹配，报错信息后面的内容与这个模板不同",
-    ),
-    (
-        re.compile(r"^the message is the beginning of the template \(the paste was cut\)"),
-        "报错信息是模板的开头部分（粘贴时被截断了）",
-    ),
-    (re.compile(r"^message similar to pattern \(([\d.]+)\)"), r"报错信息与模式相似（\1）"),
-    (re.compile(r"; type (\S+) fits"), r"；异常类型 \1 相符"),
-    (re.compile(r"; but the type (\S+) is not (\S+)"), r"；但异常类型 \1 不是 \2"),
-    (re.compile(r" \(from the (\w+) exception\)"), lambda m: f"（来自{_KINDS.get(m.group(1), m.group(1))}异常）"),
-    (re.compile(r" \(from a signal line\)"), "（来自信号行）"),
-    (re.compile(r"^telling frame (\S+)"), r"关键调用帧 \1"),
-    (re.compile(r" \(no message matched\)"), "（报错信息本身没有匹配上）"),
-    (re.compile(r"^signal line: "), "信号行："),
-    (
-        re.compile(r"^ties with (\S+(?:, \S+)*+) on the template's opening$"),
-        r"与 \1 在模板开头上并列（粘贴里缺少能区分它们的部分）",
-    ),
-    (
-        re.compile(r"^a wrapper: the wrapped error is known, so it comes first"),
-        "这是包装错误：被包装的错误是已知错误，所以它排在前面",
-    ),
-]
+
+def _render(parts: tuple, lang: str) -> str:
+    out = []
+    for code, params in parts:
+        if lang != "en":
+            params = {k: (_WORDS[k](v) if k in _WORDS else v) for k, v in params.items()}
+        out.append(TEXTS[code].get(lang, TEXTS[code]["en"]).format(**params))
+    return "".join(out)
+
+
+class Reason(str):
+    """One reason: the English text, and the coded parts it was made of (``parts``)."""
+
+    parts: tuple
+
+    def __new__(cls, code: str, /, **params: str) -> Reason:
+        return cls._of(((code, params),))
+
+    @classmethod
+    def _of(cls, parts: tuple) -> Reason:
+        self = super().__new__(cls, _render(parts, "en"))
+        self.parts = parts
+        return self
+
+    def __reduce__(self):  # pickled by its parts (str's own reduction would call __new__ with the text)
+        return (Reason._of, (self.parts,))
+
+    def plus(self, code: str, /, **params: str) -> Reason:
+        """This reason with one more part ("; type X fits", " (from the cause exception)")."""
+        return Reason._of((*self.parts, (code, params)))
+
+    def text(self, lang: str) -> str:
+        return _render(self.parts, lang)
 
 
 def reason(text: str, lang: str) -> str:
-    if lang != "zh":
-        return text
-    for rx, repl in _RULES:
-        text = rx.sub(repl, text)
-    return text
+    """``text`` in ``lang``: a :class:`Reason` rendered from its codes; any other text as it is."""
+    if lang == "en" or not isinstance(text, Reason):
+        return str(text)
+    return text.text(lang)

@@ -1,6 +1,8 @@
 """Rank knowledge-base entries for a parsed paste, or abstain.
 
-Tiers, each producing scored candidates with reasons, merged in one place (:meth:`Matcher.match`):
+Tiers, each adding to one :class:`Evidence` record per entry, then :func:`rank` (all steps read in
+order in :meth:`Matcher.match`: messages, ties on a shared opening, frames and signals, near-twins,
+wrappers, rank):
 
 1. *template*: a pattern's regular expression matches the message (fully, at its start, or inside
    it), with named captures;
@@ -13,9 +15,11 @@ Tiers, each producing scored candidates with reasons, merged in one place (:meth
 
 Every message the paste offers (the final one, the chain, the others, the fallback lines) is a
 *source* with a weight; an entry's score is its best evidence over the sources, adjusted by the
-exception type, frames and signals. Scores are confidences: see ``calibrate`` in
-:mod:`explainer.evaluate` and the README for how they were checked. Tie-break: higher score, then
-lower tier number, then the entry that matched the final exception, then id.
+exception type, frames and signals; every value is a named constant below. Reasons are
+:class:`~explainer.i18n.Reason` codes with parameters, rendered in each language. Scores are
+confidences: see ``calibrate`` in :mod:`explainer.evaluate` and the README for how they were
+checked. Tie-break: higher score, then lower tier number, then the entry that matched the final
+exception, then the order found (never the id).
 
 Bounded time: every regular expression runs on at most ``MAX_REGEX_INPUT`` characters (templates on
 the message's start, signals on its first and last ``MAX_REGEX_INPUT`` characters) and is linear
@@ -32,6 +36,7 @@ import re
 from collections import defaultdict
 from operator import itemgetter
 
+from .i18n import Reason
 from .model import Candidate, Parsed
 from .normalize import normalize, tokens
 from .parser import Lazy
@@ -178,10 +183,34 @@ class _Pattern:
         return self._head
 
 
-OPENING = "matches the opening of the template"
+class Evidence:
+    """What the paste shows for one entry: its score, the tier that found it (1 templates, 2 fuzzy,
+    3 frames and signals), the reasons, the template's captures, whether it came from the final
+    exception, and whether a template matched the message itself (``strong``), not only its opening."""
+
+    __slots__ = ("score", "tier", "reasons", "captures", "from_final", "strong")
+
+    def __init__(
+        self, score: float, tier: int, reasons: list, captures: dict, from_final: bool = False, strong: bool = False
+    ) -> None:
+        self.score, self.tier, self.reasons, self.captures = score, tier, reasons, captures
+        self.from_final, self.strong = from_final, strong
+
+    def gain(self, share: float, why: Reason) -> None:
+        """More evidence (a telling frame, a signal line): close ``share`` of the gap to 1."""
+        self.score += (1 - self.score) * share
+        self.reasons.append(why)
 
 
-def _report_ties(best: dict[str, list]) -> None:
+OPENINGS = ("opening", "opening_differs")  # the reasons of a match on a template's opening only
+
+
+def _code(why) -> str:
+    """The first part's code of a reason."""
+    return why.parts[0][0] if isinstance(why, Reason) else ""
+
+
+def _report_ties(best: dict[str, Evidence]) -> None:
     """Entries that lead only because the message follows the opening they share ("Error(s) in
     loading state_dict for Net:", cut before what tells them apart) are a tie: each gets the share
     of the confidence a tie leaves it (divided among them, not below the threshold), in the order
@@ -189,19 +218,21 @@ def _report_ties(best: dict[str, list]) -> None:
     still tell them apart afterwards."""
     if len(best) < 2:
         return
-    opening = lambda v: not v[5] and v[2][0].startswith(OPENING)  # noqa: E731
-    top = max(best.values(), key=lambda v: v[0])
+    opening = lambda v: not v.strong and _code(v.reasons[0]) in OPENINGS  # noqa: E731
+    top = max(best.values(), key=lambda v: v.score)
     if not opening(top):
         return
     tied = sorted(
-        (e for e, v in best.items() if opening(v) and top[0] - v[0] < AMBIGUOUS_GAP), key=lambda e: -best[e][0]
+        (e for e, v in best.items() if opening(v) and top.score - v.score < AMBIGUOUS_GAP), key=lambda e: -best[e].score
     )
     if len(tied) < 2:
         return
-    share = max(THRESHOLD + TIE_MARGIN, top[0] / len(tied))  # every tied entry stays an answer: the tie is the answer
+    share = max(
+        THRESHOLD + TIE_MARGIN, top.score / len(tied)
+    )  # every tied entry stays an answer: the tie is the answer
     for rank, e in enumerate(tied):
-        best[e][0] = share - rank * 1e-4  # still in their order, well within the ambiguity gap
-        best[e][2].append("ties with " + ", ".join(t for t in tied if t != e) + " on the template's opening")
+        best[e].score = share - rank * 1e-4  # still in their order, well within the ambiguity gap
+        best[e].reasons.append(Reason("ties", others=", ".join(t for t in tied if t != e)))
 
 
 class Matcher:
@@ -271,19 +302,16 @@ class Matcher:
         best = heapq.nlargest(MAX_CANDIDATE_PATTERNS, scores.items(), key=itemgetter(1))
         return [(i, sc / self.weight[i]) for i, sc in best]
 
-    def _score_source(
-        self, kind: str, exc_type: str | None, message: str, budget=None
-    ) -> dict[str, tuple[float, int, list[str], dict, bool]]:
-        """entry id -> (score, tier, reasons, captures, strong) from one message; ``strong`` when a
-        template matched the message itself, not only its opening."""
-        out: dict[str, tuple[float, int, list[str], dict, bool]] = {}
+    def _score_source(self, kind: str, exc_type: str | None, message: str, budget=None) -> dict[str, Evidence]:
+        """Tiers 1 and 2 (templates, then fuzzy similarity) on one message: entry id -> its evidence."""
+        out: dict[str, Evidence] = {}
         msg = message.strip()[:MAX_REGEX_INPUT]
         first_line = msg.split("\n", 1)[0]
         norm = normalize(msg[: 2 * MAX_FUZZY_CHARS])[:MAX_FUZZY_CHARS]
         tkey = _type_key(exc_type)
         folded = msg.lower()
 
-        def add(p: _Pattern, tier: int, base: float, why: str, caps: dict, strong: bool) -> None:
+        def add(p: _Pattern, tier: int, base: float, why: Reason, caps: dict, strong: bool) -> None:
             eid = p.entry_id
             types = self.types[eid]
             if tkey is None:
@@ -295,15 +323,15 @@ class Matcher:
                 from typing import cast  # here, not at import: typing is a share of the start-up
 
                 # an entry's exception types are names, never empty: keys, not None (sorted() assumes it)
-                why += f"; but the type {exc_type} is not {'/'.join(sorted(cast('set[str]', types)))}"
+                why = why.plus("type_differs", type=str(exc_type), expected="/".join(sorted(cast("set[str]", types))))
             else:
-                why += f"; type {exc_type} fits"
+                why = why.plus("type_fits", type=str(exc_type))
             base *= SOURCE_WEIGHT.get(kind, SOURCE_OTHER)
             if kind != "final":
-                why += f" (from the {kind} exception)" if kind != "line" else " (from a signal line)"
+                why = why.plus("from", kind=kind) if kind != "line" else why.plus("from_line")
             prev = out.get(eid)
-            if prev is None or base > prev[0]:
-                out[eid] = (base, tier, [why], caps, strong)
+            if prev is None or base > prev.score:
+                out[eid] = Evidence(base, tier, [why], caps, kind == "final", strong)
 
         fuzzy: list[tuple[_Pattern, float]] = []
         settled = False  # a template matched the whole message with a fitting type
@@ -312,21 +340,21 @@ class Matcher:
             if k >= MIN_TRIED and budget is not None and budget.spent():
                 break
             p = self.patterns[pi]
-            tier, base, why, strong = 2, 0.0, "", False
+            tier, base, why, strong = 2, 0.0, Reason("full"), False
             m = None
             if p.required in folded:
                 whole = all(x in folded for x in p.pieces)  # else only the opening can match
                 m = whole and (p.rx.fullmatch(msg) or (first_line is not msg and p.rx.fullmatch(first_line)))
                 if m:
-                    tier, base, why = 1, FULL_MATCH, "full template match"
+                    tier, base, why = 1, FULL_MATCH, Reason("full")
                 else:
                     m = whole and p.rx.match(msg)
                     if m:
-                        tier, base, why = 1, START_MATCH, "template matches the start of the message"
+                        tier, base, why = 1, START_MATCH, Reason("start")
                     elif whole and p.literal_start:  # a pattern opening with a placeholder had its chance above
                         m = p.rx_search.search(msg)
                         if m:
-                            tier, base, why = 1, INSIDE_MATCH, "template found inside the message"
+                            tier, base, why = 1, INSIDE_MATCH, Reason("inside")
                 if m:
                     strong = True
                     base += p.specificity  # of two templates that both match, the more specific one wins
@@ -341,14 +369,14 @@ class Matcher:
                         tier, base, why = (
                             1,
                             OPENING_BASE + OPENING_SPAN * p.head_share,
-                            "matches the opening of the template (the rest of the message is missing)",
+                            Reason("opening"),
                         )
             if m:
                 add(p, tier, base, why, {k: v.strip() for k, v in m.groupdict().items() if v}, strong)
                 settled = settled or (base >= START_MATCH and (tkey is None or tkey in self.types[p.entry_id]))
             elif len(norm) >= MIN_CUT_CHARS and len(norm) < len(p.normalized) and p.normalized.startswith(norm):
                 # a paste cut inside the message ("... cannot be multi"): the template's own beginning
-                add(p, 1, CUT_MATCH, "the message is the beginning of the template (the paste was cut)", {}, False)
+                add(p, 1, CUT_MATCH, Reason("cut"), {}, False)
             elif p.fuzzy_ok and share >= MIN_WORD_SHARE:
                 fuzzy.append((p, share))
         if settled:
@@ -356,9 +384,9 @@ class Matcher:
             # entries' templates go on differently: they are not another reading of the same paste
             for eid in goes_on:
                 v = out.get(eid)
-                if v is not None and v[2][0].startswith(OPENING):
-                    why = "matches the opening of the template, but the message goes on differently"
-                    out[eid] = (min(v[0], OPENING_CONTRADICTED), v[1], [why, *v[2][1:]], v[3], v[4])
+                if v is not None and _code(v.reasons[0]) == "opening":
+                    why = Reason("opening_differs")
+                    v.score, v.reasons = min(v.score, OPENING_CONTRADICTED), [why, *v.reasons[1:]]
         # Fuzzy similarity tops out at FUZZY_MAX: once a template matched the whole message it can only add
         # lower-ranked alternatives, so it is skipped (and rapidfuzz is not even imported).
         if not settled:
@@ -372,7 +400,7 @@ class Matcher:
                 sim = self._similarity(norm, p.normalized)
                 base = FUZZY_MAX * _sigmoid((sim - FUZZY_MID) * FUZZY_SLOPE)
                 if base >= FUZZY_FLOOR:
-                    add(p, 2, base, f"message similar to pattern ({sim:.2f})", {}, False)
+                    add(p, 2, base, Reason("similar", similarity=f"{sim:.2f}"), {}, False)
         return out
 
     @staticmethod
@@ -392,18 +420,18 @@ class Matcher:
             r = max(r, PARTIAL_WEIGHT * fuzz.partial_ratio(pattern, message, score_cutoff=60) / 100.0)
         return r
 
-    def _frames(self, parsed: Parsed) -> dict[str, str]:
-        hits: dict[str, str] = {}
+    def _frames(self, parsed: Parsed) -> dict[str, Reason]:
+        hits: dict[str, Reason] = {}
         for f in parsed.frames:
             if not f.function:
                 continue
             name = _PATH_SEP.split(f.file)[-1]
             for eid in self.frame_index.get((name, f.function), ()):
-                hits.setdefault(eid, f"telling frame {name}:{f.function}")
+                hits.setdefault(eid, Reason("frame", frame=f"{name}:{f.function}"))
         return hits
 
-    def _signals(self, parsed: Parsed, budget=None) -> dict[str, str]:
-        hits: dict[str, str] = {}
+    def _signals(self, parsed: Parsed, budget=None) -> dict[str, Reason]:
+        hits: dict[str, Reason] = {}
         if not self.signal_rx:
             return hits
         msg = parsed.message or ""
@@ -424,7 +452,7 @@ class Matcher:
                 continue  # "Tried to allocate" in an MPS message is no sign of a CUDA entry
             for t in texts:
                 if (not literal or literal in t.lower()) and rx.search(t):
-                    hits.setdefault(eid, f"signal line: {t[:80]}")
+                    hits.setdefault(eid, Reason("signal", line=t[:80]))
                     break
         return hits
 
@@ -438,36 +466,42 @@ class Matcher:
     def match(self, parsed: Parsed, *, top: int = 3, budget=None) -> list[Candidate]:
         """Ranked candidates; with a ``budget``, what was found before its deadline (``budget.cut``
         tells whether it was reached)."""
-        best: dict[str, list] = {}  # eid -> [score, tier, reasons, captures, from_final, strong]
+        best = self._messages(parsed, budget)
+        _report_ties(best)
+        self._frames_and_signals(best, parsed, budget)
+        self._yield_to_twins(best)
+        self._demote_wrappers(best)
+        return rank(best, top)
+
+    def _messages(self, parsed: Parsed, budget=None) -> dict[str, Evidence]:
+        """Tiers 1 and 2 on every message of the paste (the final one first): the best per entry."""
+        best: dict[str, Evidence] = {}
         for n, (kind, exc_type, message) in enumerate(self._sources(parsed)):
             if n and budget is not None and budget.spent():
                 break
-            for eid, (score, tier, reasons, caps, strong) in self._score_source(
-                kind, exc_type, message, budget
-            ).items():
+            for eid, ev in self._score_source(kind, exc_type, message, budget).items():
                 cur = best.get(eid)
-                if cur is None or score > cur[0]:
-                    best[eid] = [score, tier, reasons, caps, kind == "final", strong]
-        _report_ties(best)
-        frames = self._frames(parsed)
-        signals = self._signals(parsed, budget)
-        for eid, why in frames.items():
+                if cur is None or ev.score > cur.score:
+                    best[eid] = ev
+        return best
+
+    def _frames_and_signals(self, best: dict[str, Evidence], parsed: Parsed, budget=None) -> None:
+        """Tier 3: telling frames and signal lines add to an entry's evidence, or stand for it."""
+        for eid, why in self._frames(parsed).items():
             if eid in best:
-                s = best[eid][0]
-                best[eid][0] = s + (1 - s) * FRAME_GAIN
-                best[eid][2].append(why)
-            elif not parsed.message or not any(v[0] >= THRESHOLD for v in best.values()):
+                best[eid].gain(FRAME_GAIN, why)
+            elif not parsed.message or not any(v.score >= THRESHOLD for v in best.values()):
                 # (also beside weak candidates: a telling frame is evidence a faint similarity is not)
-                best[eid] = [FRAME_ONLY, 3, [why + " (no message matched)"], {}, False, False]
-        for eid, why in signals.items():
+                best[eid] = Evidence(FRAME_ONLY, 3, [why.plus("no_message")], {})
+        for eid, why in self._signals(parsed, budget).items():
             if eid in best:
-                s = best[eid][0]
-                best[eid][0] = s + (1 - s) * SIGNAL_GAIN
-                best[eid][2].append(why)
+                best[eid].gain(SIGNAL_GAIN, why)
             else:
-                best[eid] = [SIGNAL_ONLY, 3, [why], {}, False, False]
-        # near-twins: only a template that matched the message itself (not just its opening) decides
-        templated = {eid for eid, v in best.items() if v[5] and v[0] >= THRESHOLD}
+                best[eid] = Evidence(SIGNAL_ONLY, 3, [why], {})
+
+    def _yield_to_twins(self, best: dict[str, Evidence]) -> None:
+        """Near-twins: only a template that matched the message itself (not just its opening) decides."""
+        templated = {eid for eid, v in best.items() if v.strong and v.score >= THRESHOLD}
         drop = set()
         for eid, v in best.items():
             for twin in self.entries[eid]["excludes"]:
@@ -476,18 +510,26 @@ class Matcher:
                 mutual = eid in self.entries[twin]["excludes"]
                 # an entry yields to a twin it excludes unless its own evidence is stronger
                 # (e.g. its signal line is in the paste); on a tie it yields unless the twin yields too
-                if eid not in templated or best[twin][0] > v[0] or (best[twin][0] == v[0] and not mutual):
+                theirs = best[twin].score
+                if eid not in templated or theirs > v.score or (theirs == v.score and not mutual):
                     drop.add(eid)
         for eid in drop:
             del best[eid]
-        # wrappers rank below what they wrap when the wrapped error is known
-        inner_known = any(not self.entries[e]["wraps"] and v[0] >= THRESHOLD for e, v in best.items())
-        if inner_known:
+
+    def _demote_wrappers(self, best: dict[str, Evidence]) -> None:
+        """Wrappers rank below what they wrap when the wrapped error is known."""
+        if any(not self.entries[e]["wraps"] and v.score >= THRESHOLD for e, v in best.items()):
             for eid, v in best.items():
                 if self.entries[eid]["wraps"]:
-                    v[0] *= WRAPPER_PENALTY
-                    v[2].append("a wrapper: the wrapped error is known, so it comes first")
-        # (the sort is stable: on an exact tie the order is the one the candidates were found in, by
-        # how much of each template's words the message holds, never the ids' spelling)
-        ranked = sorted(best.items(), key=lambda kv: (-round(kv[1][0], 4), kv[1][1], not kv[1][4]))
-        return [Candidate(eid, round(min(1.0, v[0]), 4), tuple(v[2]), v[3], v[1]) for eid, v in ranked[:top]]
+                    v.score *= WRAPPER_PENALTY
+                    v.reasons.append(Reason("wrapper"))
+
+
+def rank(best: dict[str, Evidence], top: int) -> list[Candidate]:
+    """The candidates, best first: higher score, then the lower tier, then the final exception's.
+    The sort is stable: on an exact tie the order is the one the candidates were found in (by how
+    much of each template's words the message holds), never the ids' spelling."""
+    ranked = sorted(best.items(), key=lambda kv: (-round(kv[1].score, 4), kv[1].tier, not kv[1].from_final))
+    return [
+        Candidate(eid, round(min(1.0, v.score), 4), tuple(v.reasons), v.captures, v.tier) for eid, v in ranked[:top]
+    ]

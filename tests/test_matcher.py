@@ -540,3 +540,21 @@ def test_the_readme_states_the_matchers_scores():
         f"The threshold {m.THRESHOLD} decides abstention",
     ):
         assert phrase in text, phrase
+
+
+def test_reasons_are_codes_rendered_in_each_language(index):
+    """A reason is its English text plus the coded parts it was made of; Chinese is rendered from the
+    codes (no translation of English text), and it survives pickling and JSON."""
+    import pickle
+
+    from explainer.i18n import TEXTS, Reason, reason
+
+    r = Reason("full").plus("type_fits", type="RuntimeError").plus("from", kind="cause")
+    assert r == "full template match; type RuntimeError fits (from the cause exception)"
+    assert reason(r, "zh") == "报错信息与模板完全匹配；异常类型 RuntimeError 相符（来自直接原因异常）"
+    assert pickle.loads(pickle.dumps(r)).parts == r.parts and json.loads(json.dumps([r])) == [str(r)]
+    assert all(set(t) == {"en", "zh"} for t in TEXTS.values())
+    answer = explain_text("RuntimeError: grad can be implicitly created only for scalar outputs", index)
+    assert all(isinstance(x, Reason) for c in answer.candidates for x in c.reasons)
+    zh = answer.as_json(lang="zh")["matches"][0]["reasons"]
+    assert zh and all(not any(w in x for w in ("template", "match", "type ")) for x in zh), zh
