@@ -389,6 +389,7 @@ def create_app(
         finally:
             access.removeFilter(quiet)
             sys.setswitchinterval(previous_interval)
+            gc.unfreeze()  # an app built again in the same process (tests) starts from a clean collector
             app.state.pool.close()
             if app.state.recorder is not None:
                 app.state.recorder.flush()  # what was answered is recorded before the process ends

@@ -247,7 +247,7 @@ class LongTail:
         cache = self._cache
         hit = cache.get(key)
         if hit is None:
-            hit = cache[key] = tuple(self._lookup(message, exc_type, frames, top))
+            hit = cache[key] = tuple(self._lookup(message, exc_type, set(files), top))
             if len(cache) > self.LOOKUP_CACHE:
                 try:
                     cache.pop(next(iter(cache)))  # the oldest (dicts keep insertion order)
@@ -255,7 +255,7 @@ class LongTail:
                     pass  # another thread evicted at the same moment
         return list(hit)
 
-    def _lookup(self, message: str, exc_type: str | None, frames, top: int) -> list[dict]:
+    def _lookup(self, message: str, exc_type: str | None, frame_files: set[str], top: int) -> list[dict]:
         core, named = strip_suffixes(message[: MAX_MESSAGE * 4])
         msg = _fold(core[:MAX_MESSAGE])
         first_line = _fold(core[:MAX_MESSAGE].strip().split("\n", 1)[0])
@@ -314,7 +314,6 @@ class LongTail:
         if not best:
             return self._groups(found, top)
         q = ",".join("?" * len(best))
-        frame_files = {_repo_path(f.file) for f in frames if getattr(f, "file", None)}
         devices = {d for d in _BACKENDS if re.search(rf"\b{d}\b", msg)}
         want = (exc_type or "").rsplit(".", 1)[-1]
         cols = self._cols(db)
