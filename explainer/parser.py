@@ -269,6 +269,41 @@ def _untranslate(text: str) -> str:
     return "\n".join(out)
 
 
+_GUTTER = Lazy(r"(\d{1,5})(?:[ \t]|\s*[|:│](?=\s|$))")
+
+
+def _strip_gutter(text: str) -> str:
+    """A paste copied with an editor's or a viewer's line numbers ("1 Traceback ...", "2   File ..."),
+    or with ``srun -l``'s rank on every line ("0: ..."): when the numbers count up by one, or one
+    number with a colon repeats, on every line of a run of three or more, they are taken off
+    (IPython's context lines are indented, so never read as a gutter)."""
+    lines = text.split("\n")
+    start = next((i for i, line in enumerate(lines) if _GUTTER.match(line)), None)
+    if start is None:
+        return text
+    expected, numbered, rank = None, [], None
+    for i in range(start, len(lines)):
+        m = _GUTTER.match(lines[i])
+        if not m:
+            if lines[i].strip():
+                break
+            continue
+        n = int(m.group(1))
+        if expected is not None and n != expected:
+            if rank is None and len(numbered) == 1 and n == expected - 1 and ":" in lines[i][: m.end()]:
+                rank = n  # "0: ", "0: ", ...: a launcher's rank, not a count
+            if rank is None or n != rank:
+                break
+        numbered.append((i, m.end()))
+        expected = n if rank is not None else n + 1
+    if len(numbered) < 3:
+        return text
+    for i, end in numbered:
+        rest = lines[i][end:]
+        lines[i] = rest[1:] if rest.startswith(" ") and not rest.startswith("  ") else rest
+    return "\n".join(lines)
+
+
 _HTML_ENTITIES = ("&quot;", "&lt;", "&gt;", "&#39;", "&#x27;")
 _TB_KEY = Lazy(r'"traceback"\s*+:\s*+\[')
 _JSON_STRING = Lazy(r'"((?:[^"\\\n]|\\.)*+)(")?')
@@ -352,6 +387,8 @@ def clean(text: str, budget: Budget | None = None) -> tuple[list[str], set[str],
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u00a0", " ").replace("\ufeff", "")
     if ("回溯" in text or "追溯" in text or "错误：" in text or "错误:" in text) and _CJK.search(text):
         text = _untranslate(text)
+    if text[:1].isdigit() or "\n1" in text[:2000]:
+        text = _strip_gutter(text)
     raw_lines = text.split("\n")
     lines: list[str] = []
     tags: list[str] = []

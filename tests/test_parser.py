@@ -242,3 +242,22 @@ def test_spyders_module_level_frame_names_no_function(paste):
     uf = p.user_frame
     assert uf is not None and (uf.file, uf.line, uf.code) == ("D:\\proj\\train.py", 30, "loss.backward()")
     assert [f.line for f in p.frames] == [30, 648]
+
+
+@pytest.mark.parametrize(
+    "paste",
+    [
+        "\n".join(f"{n} {line}" for n, line in enumerate(TB_LINES, 1)),  # an editor's gutter
+        "\n".join(f"{n} | {line}" for n, line in enumerate(TB_LINES, 40)),  # a viewer's, from line 40
+        "\n".join(f"0: {line}" for line in TB_LINES),  # srun -l: one rank on every line
+        "报错如下（带行号）：\n" + "\n".join(f"{n}\t{line}" for n, line in enumerate(TB_LINES, 1)),
+    ],
+)
+def test_line_numbers_and_rank_prefixes_are_taken_off(paste):
+    p = parse_text(paste)
+    assert p.exc_type == "RuntimeError" and p.message == "grad can be implicitly created only for scalar outputs"
+    assert p.user_frame is not None and p.user_frame.code == "loss.backward()"
+
+
+def test_numbers_inside_a_message_are_not_a_gutter():
+    assert parse_text("RuntimeError: boom\n1 2 3\n4 5 6").message == "boom\n1 2 3\n4 5 6"
