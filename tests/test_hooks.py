@@ -133,7 +133,7 @@ def test_time_added_per_cell(shell, capsys):
 
 
 @pytest.mark.slow
-def test_jupyter_kernel_shows_traceback_and_html_answer():
+def test_jupyter_kernel_shows_traceback_and_html_answer(monkeypatch):
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     pytest.importorskip("ipykernel")
@@ -143,8 +143,9 @@ def test_jupyter_kernel_shows_traceback_and_html_answer():
         nbformat.v4.new_code_cell(SEED_CELL),
     ]
     client = nbclient.NotebookClient(nb, timeout=180, kernel_name="python3", allow_errors=True)
-    env_path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
-    os.environ["PYTHONPATH"] = env_path
+    # the kernel inherits this process's environment; monkeypatch restores it (a leaked PYTHONPATH once made
+    # the packaging test's fresh venv see the source tree's egg-info and skip installing the wheel)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     client.execute()
     outputs = nb.cells[1].outputs
     kinds = [o["output_type"] for o in outputs]

@@ -40,6 +40,10 @@ def _sources(dest: Path) -> Path:
     return dest
 
 
+# what would make the fresh environment's Python or pip look at, or install into, somewhere else
+_REDIRECTS = ("PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "PIP_TARGET", "PIP_PREFIX", "PIP_ROOT", "PIP_USER")
+
+
 def _run(cmd, **kw):
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, **kw)
     assert proc.returncode == 0, f"{' '.join(map(str, cmd))} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
@@ -91,15 +95,21 @@ def installed(artifacts, tmp_path_factory):
     venv = tmp_path_factory.mktemp("venv")
     _run([sys.executable, "-m", "venv", str(venv)])
     bindir = venv / ("Scripts" if os.name == "nt" else "bin")
+    # -I and an environment without the variables that point Python or pip elsewhere: with the source tree
+    # on PYTHONPATH, pip saw its egg-info as the project already installed and installed nothing
+    env = {k: v for k, v in os.environ.items() if k not in _REDIRECTS}
     proc = subprocess.run(
-        [str(bindir / "python"), "-m", "pip", "install", "-q", f"{wheel}[api]"],
+        [str(bindir / "python"), "-I", "-m", "pip", "install", f"{wheel}[api]"],
         capture_output=True,
         text=True,
         timeout=900,
+        env=env,
     )
     if proc.returncode != 0 and "Could not find a version" in proc.stdout + proc.stderr:
         pytest.skip("no package registry reachable to install the wheel's dependencies")
     assert proc.returncode == 0, proc.stderr[-3000:]
+    tbx = bindir / ("tbx.exe" if os.name == "nt" else "tbx")
+    assert tbx.exists(), f"pip succeeded but installed no tbx:\n{proc.stdout[-3000:]}"
     elsewhere = tmp_path_factory.mktemp("elsewhere")
     # a folder with its own `api` package: what `tbx serve` must never import
     (elsewhere / "api").mkdir()
@@ -110,7 +120,7 @@ def installed(artifacts, tmp_path_factory):
 
 def test_installed_wheel_explains_the_seed_paste_from_another_folder(installed):
     bindir, elsewhere = installed
-    env = {k: v for k, v in os.environ.items() if k not in ("TBX_KB", "TBX_INDEX", "PYTHONPATH")}
+    env = {k: v for k, v in os.environ.items() if k not in ("TBX_KB", "TBX_INDEX", *_REDIRECTS)}
     proc = _run([str(bindir / "tbx"), "explain", "--json", str(SEED)], cwd=elsewhere, env=env)
     answer = json.loads(proc.stdout)
     assert answer["matches"][0]["id"] == "backward-non-scalar-output", answer["matches"][:2]
@@ -133,6 +143,7 @@ def test_installed_tbx_serve_answers_and_ignores_the_folders_api(installed):
     proc = subprocess.Popen(
         [str(bindir / "tbx"), "serve", "--port", str(port)],
         cwd=elsewhere,
+        env={k: v for k, v in os.environ.items() if k not in ("TBX_KB", "TBX_INDEX", *_REDIRECTS)},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -168,7 +179,7 @@ def test_tbx_build_on_an_installed_package_writes_to_the_users_cache(installed, 
     ).stdout
     packaged = Path(site.strip()) / "_data" / "index.sqlite"
     before = packaged.stat().st_mtime_ns
-    env = {k: v for k, v in os.environ.items() if k not in ("TBX_KB", "TBX_INDEX", "PYTHONPATH")}
+    env = {k: v for k, v in os.environ.items() if k not in ("TBX_KB", "TBX_INDEX", *_REDIRECTS)}
     env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
     out = _run([str(bindir / "tbx"), "build"], cwd=elsewhere, env=env).stdout
     built = next((tmp_path / "cache" / "traceback-explainer").glob("index-*.sqlite"))
