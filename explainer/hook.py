@@ -27,7 +27,7 @@ _previous_hook = None
 _index = None
 
 
-def _get_index():
+def shared_index():
     global _index
     if _index is None:
         from .index import open_index
@@ -54,7 +54,7 @@ def explanation_markdown(
     from .live import from_exception, live_facts, live_values
     from .render import answer_markdown, short_markdown
 
-    index = _get_index()
+    index = shared_index()
     budget = Budget()  # parsing and matching together stay within the default budget
     parsed = from_exception(exc, budget)
     from .source import cached_lines

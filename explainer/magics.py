@@ -36,11 +36,11 @@ def make_explain(shell):
             line = cell
         if line.strip():
             from .core import detect_lang, explain_text
-            from .hook import _get_index
+            from .hook import shared_index
             from .render import answer_markdown
 
             lang = OPTIONS.lang if OPTIONS.lang != "auto" else detect_lang(line)
-            answer = explain_text(line, _get_index())
+            answer = explain_text(line, shared_index())
             from rich.console import Console
             from rich.markdown import Markdown
 

@@ -5,9 +5,11 @@ The work happens in three passes over bounded input:
 1. *clean*: decode notebook JSON, drop ANSI codes, Markdown fences, rich box borders and the
    prefixes that launchers, loggers and pytest put before every line; re-split pastes that lost
    their newlines;
-2. *scan*: one pass over the lines recognising frame headers of every style, code lines, exception
-   lines, chain separators, worker re-raises and signal lines (NCCL, CUDA assertions, signals,
-   C++ frames, warnings) into a list of events;
+2. *scan*: one pass over the lines with the table ``LINE_RULES``, small named rules in the order of
+   the grammar over a :class:`Scan` state: frame headers of every style and their code lines,
+   exception lines and their messages, chain separators, worker re-raises, signal lines (NCCL, CUDA
+   assertions, signals, C++ frames, warnings); the first rule that takes a line says where the scan
+   goes on. What they find is a list of events;
 3. *assemble*: pick the exception the user should read first, the chain before it, the other
    tracebacks in the paste, and mark library frames.
 
@@ -18,8 +20,8 @@ are capped at ``MAX_LINE`` before they are matched and the paste at ``MAX_CHARS`
 of :mod:`explainer.attack`.
 
 A :class:`~explainer.budget.Budget` bounds the time of one parse: it is checked between the passes
-and every ``_SCAN_CHECK_EVERY`` lines of the scan; once it is spent, the scan goes on with the last
-``_SCAN_TAIL_LINES`` lines only (the final exception is at the end) and the answer is marked partial.
+and every ``_CHECK_LINES`` lines of the scan; once it is spent, the scan goes on with the last
+``_TAIL_LINES`` lines only (the final exception is at the end) and the answer is marked partial.
 """
 
 from __future__ import annotations
@@ -580,24 +582,18 @@ def is_library(path: str) -> bool:
 
 
 class _Event:
-    __slots__ = ("kind", "exc_type", "message", "relation", "frames", "line_no", "warning")
+    """An exception or warning found in the paste, with the frames read before it."""
+
+    __slots__ = ("kind", "exc_type", "message", "relation", "frames", "warning")
 
     def __init__(
-        self,
-        kind: str,
-        exc_type: str | None,
-        message: str | None,
-        frames: list[Frame],
-        line_no: int,
-        *,
-        warning: bool = False,
+        self, kind: str, exc_type: str | None, message: str | None, frames: list[Frame], *, warning: bool = False
     ) -> None:
-        self.kind = kind
+        self.kind = kind  # exc, inline, summary, terminate, debugger, truncated, worker, group
         self.exc_type = exc_type
         self.message = message
         self.relation: str | None = None
         self.frames = frames
-        self.line_no = line_no
         self.warning = warning
 
 
@@ -713,333 +709,469 @@ def _is_structural(line: str) -> bool:
 _CHECK_LINES = 256  # the budget is looked at after this many lines or this many characters
 _CHECK_CHARS = 16_000
 _TAIL_LINES = 400  # once the budget is spent, the lines still read (the end of the paste)
+MAX_SIGNALS = 200
+
+
+class Scan:
+    """What the line rules read and write: the lines, the one being read (``i``), and what was
+    found so far. ``frames`` are the frames since the last exception; ``relation`` is how the next
+    exception relates to the one before it (cause, context, worker, group); ``pending_type`` is a
+    type announced before its message (an IPython header, "Exception has occurred: X")."""
+
+    __slots__ = ("lines", "tags", "i", "events", "signals", "hints", "frames", "in_tb", "relation", "pending_type")
+
+    def __init__(self, lines: list[str], tags: list[str] | None = None) -> None:
+        self.lines = lines
+        self.tags = tags
+        self.i = 0
+        self.events: list[_Event] = []
+        self.signals: list[Signal] = []
+        self.hints: set[str] = set()
+        self.frames: list[Frame] = []
+        self.in_tb = False
+        self.relation: str | None = None
+        self.pending_type: str | None = None
+
+    def add_exc(self, exc_type: str | None, msg: str | None, *, warning: bool = False, kind: str = "exc") -> None:
+        """An exception (or warning) ends here: it takes the frames read since the last one."""
+        ev = _Event(kind, exc_type, msg, self.frames, warning=warning)
+        ev.relation = self.relation
+        self.events.append(ev)
+        self.frames, self.in_tb, self.relation = [], False, None
+
+    def forget(self) -> None:
+        """Drop the traceback being read (the scan jumps ahead)."""
+        self.frames, self.in_tb, self.relation, self.pending_type = [], False, None, None
+
+
+def _collect(lines: list[str], j: int, limit: int, stop=None) -> tuple[list[str], int]:
+    """The lines from ``j`` on, stripped, up to a blank or structural line or one that ``stop``
+    accepts, at most ``limit`` of them; and the index of the line after them."""
+    out: list[str] = []
+    n = len(lines)
+    while j < n and len(out) < limit and lines[j].strip() and not _is_structural(lines[j]):
+        if stop is not None and stop(lines[j]):
+            break
+        out.append(lines[j].strip())
+        j += 1
+    return out, j
+
+
+# The line rules, in the order of the grammar. Each gets the scan, the line and the line stripped;
+# it returns the index of the next line to read when the line is its own, or None to let the next
+# rule look at it. A line no rule takes is skipped.
+
+
+def _blank(st: Scan, line: str, s: str) -> int | None:
+    return st.i + 1 if not s else None
+
+
+def _group_marker(st: Scan, line: str, s: str) -> int | None:
+    """The marker ``clean`` puts where an ExceptionGroup's box starts a sub-exception."""
+    if s != "+--group--":
+        return None
+    if st.events:
+        st.events[-1].kind = "group"
+    st.relation = "group"
+    return st.i + 1
+
+
+def _signal_line(st: Scan, line: str, s: str) -> int | None:
+    """Notes a line that tells something by itself (NCCL, a device-side assert, a signal); the line
+    still goes to the rules after this one."""
+    if len(st.signals) < MAX_SIGNALS and _SIGNAL_WORDS.search(s.lower()):
+        rx: Lazy | re.Pattern[str]
+        for kind, rx in _SIGNAL_RES:
+            if rx.search(s):
+                st.signals.append(Signal(kind, s[:500]))
+                break
+    return None
+
+
+def _cpp_frame(st: Scan, line: str, s: str) -> int | None:
+    """A C++ stack line (``frame #3: ...``, "Exception raised from ..."): one signal per run of them."""
+    if not _CPP.match(line):
+        return None
+    if len(st.signals) < MAX_SIGNALS and not any(x.kind == "cpp_frame" for x in st.signals[-3:]):
+        st.signals.append(Signal("cpp_frame", s[:300]))
+    st.hints.add("cpp_frames")
+    return st.i + 1
+
+
+def _ipython_header(st: Scan, line: str, s: str) -> int | None:
+    """IPython's ``ValueError      Traceback (most recent call last)``: the type comes first."""
+    m = _IPY_HEADER.match(line)
+    if not m:
+        return None
+    st.hints.add("ipython")
+    st.in_tb, st.frames, st.pending_type = True, [], m.group(1)
+    return st.i + 1
+
+
+def _traceback_start(st: Scan, line: str, s: str) -> int | None:
+    """``Traceback (most recent call last):``, and a DataLoader worker's ``Original Traceback``."""
+    if not _TB_START.match(line):
+        return None
+    if "Original" in s:
+        st.hints.add("dataloader_worker")
+        if st.events and _WORKER.search(st.events[-1].message or ""):
+            st.events[-1].kind = "worker"
+        if st.events and st.events[-1].kind == "worker":
+            st.relation = "worker"
+    st.in_tb, st.frames = True, []
+    return st.i + 1
+
+
+def _chain_marker(st: Scan, line: str, s: str) -> int | None:
+    """ "The above exception was the direct cause ..." / "During handling of the above exception ..."."""
+    if "above exception" not in s:
+        return None
+    if _CAUSE.search(s):
+        st.relation = "cause"
+    elif _CONTEXT.search(s):
+        st.relation = "context"
+    else:
+        return None
+    st.hints.add("chained")
+    return st.i + 1
+
+
+def _frame_header(st: Scan, line: str, s: str) -> int | None:
+    """A frame in any of the styles of ``_FRAME_RES``, with its code line when one follows."""
+    if not ("File " in line or " in " in line or "Cell In" in line or "Input In" in line or ".py(" in line):
+        return None
+    for style, rx in _FRAME_RES:  # noqa: B007 - the matching style is read below
+        fm = rx.match(line)
+        if fm:
+            break
+    else:
+        return None
+    lines, i = st.lines, st.i
+    if style != "standard":
+        st.hints.add(style)
+    gd = fm.groupdict()
+    if not st.frames and not st.events and i > 0 and _is_code(lines[i - 1]):
+        # a paste cut at the top often starts with the user's own code line
+        st.frames.append(Frame("<truncated>", None, None, lines[i - 1].strip(), False))
+    code = (gd.get("code") or "").strip() or None
+    focus = None
+    # the code sits on the next line unless the frame header carried it (flattened pastes)
+    if code is None and i + 1 < len(lines):
+        nxt = lines[i + 1]
+        if (
+            nxt.startswith((" ", "\t"))
+            and nxt.strip()
+            and not _is_structural(nxt)
+            and not _MARKERS.match(nxt)
+            and not _ARROW.match(nxt)
+            and not _IPY_CONTEXT.match(nxt)
+        ):
+            code = nxt.strip()
+            i += 1
+            if i + 1 < len(lines):
+                focus = caret_focus(nxt, lines[i + 1])
+    file = gd["file"].strip()
+    line_no = int(gd["line"]) if gd.get("line") else None
+    st.frames.append(Frame(file, line_no, (gd.get("func") or "").strip() or None, code, is_library(file), focus))
+    st.in_tb = True
+    return i + 1
+
+
+def _ipython_arrow(st: Scan, line: str, s: str) -> int | None:
+    """IPython's ``----> 12 loss.backward()``: the line and code of the frame above it."""
+    m = _ARROW.match(line)
+    if not (m and st.frames):
+        return None
+    f = st.frames[-1]
+    st.frames[-1] = Frame(
+        f.file, f.line or int(m.group("line")), f.function, f.code or m.group("code").strip() or None, f.library
+    )
+    return st.i + 1
+
+
+def _traceback_filler(st: Scan, line: str, s: str) -> int | None:
+    """Inside a traceback: carets, "[Previous line repeated N more times]", IPython's context lines,
+    "N frames", an ellipsis."""
+    if st.in_tb and (
+        _MARKERS.match(line)
+        or _REPEATED.match(line)
+        or _IPY_CONTEXT.match(line)
+        or _N_FRAMES.match(line)
+        or _ELLIPSIS.match(line)
+    ):
+        return st.i + 1
+    return None
+
+
+def _pytest_source(st: Scan, line: str, s: str) -> int | None:
+    """pytest's ``>       loss.backward()``: the code of the frame above it."""
+    m = _PYTEST_SRC.match(line)
+    if not m:
+        return None
+    st.hints.add("pytest")
+    if st.frames and not st.frames[-1].code:
+        f = st.frames[-1]
+        st.frames[-1] = Frame(f.file, f.line, f.function, m.group("code").strip(), f.library)
+    return st.i + 1
+
+
+def _pytest_location(st: Scan, line: str, s: str) -> int | None:
+    """pytest's ``train.py:12: RuntimeError`` under a failure: the type is on the ``E`` lines."""
+    return st.i + 1 if _PYTEST_LOC.match(s) else None
+
+
+def _debugger_header(st: Scan, line: str, s: str) -> int | None:
+    """VS Code's "Exception has occurred: X", the message on the lines after it."""
+    m = _VSCODE.match(line)
+    if not m:
+        return None
+    st.hints.add("debugger")
+    msg_lines, j = _collect(st.lines, st.i + 1, MAX_MESSAGE_LINES)
+    st.add_exc(m.group("type"), "\n".join(msg_lines) or None, kind="debugger")
+    st.pending_type = None
+    return j
+
+
+def _cpp_terminate(st: Scan, line: str, s: str) -> int | None:
+    """ "terminate called after throwing an instance of 'c10::Error'", then ``what():  message``."""
+    m = _TERMINATE.search(s) if "terminate called" in s else None
+    if not m:
+        return None
+    lines, n = st.lines, len(st.lines)
+    j = st.i + 1
+    while j < n and not lines[j].strip():
+        j += 1
+    wm = _WHAT.match(lines[j]) if j < n else None
+    if wm is None:
+        inline = _WHAT_INLINE.search(s)
+        msg = inline.group("msg") if inline else None
+        j = st.i
+    else:
+        msg = wm.group("msg")
+    extra, k = _collect(lines, j + 1, 10, _is_exc_line)
+    st.add_exc(m.group("type"), "\n".join([msg or "", *extra]).strip() or None, kind="terminate")
+    return k
+
+
+def _pytest_summary(st: Scan, line: str, s: str) -> int | None:
+    """``FAILED test_x.py::test_y - RuntimeError: ...``: an exception, cut; a full one wins over it."""
+    m = _FAILED_SUMMARY.match(s)
+    if not m:
+        return None
+    st.hints.add("pytest")
+    em = _EXC_LINE.match(m.group("rest"))
+    if em and em.group("msg") is not None and _looks_like_type(em.group("type"), False):
+        st.add_exc(em.group("type"), em.group("msg").strip(), kind="summary")
+    return st.i + 1
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _warning(st: Scan, line: str, s: str) -> int | None:
+    """``path.py:148: UserWarning: message`` as ``warnings`` prints it, the message maybe on more
+    lines, then the source line that warned, indented by two (``  warnings.warn(...)``): skipped."""
+    m = _WARNING_LINE.match(s)
+    if not m:
+        return None
+    first = m.group("msg").strip()
+    source = _indent(line) + 2
+
+    def ends(nxt: str) -> bool:
+        t = nxt.strip()
+        return (
+            _indent(nxt) >= source or t.startswith("warnings.warn") or bool(_WARNING_LINE.match(t)) or _is_exc_line(t)
+        )
+
+    more, j = _collect(st.lines, st.i + 1, 8 - bool(first), ends)
+    if j < len(st.lines) and (_indent(st.lines[j]) >= source or st.lines[j].strip().startswith("warnings.warn")):
+        j += 1
+    st.signals.append(Signal("warning", s[:500]))
+    st.add_exc(m.group("type"), " ".join([first, *more] if first else more) or None, warning=True)
+    return j
+
+
+def _pycharm_trailer(st: Scan, line: str, s: str) -> int | None:
+    """PyCharm's ``python-BaseException`` after a traceback: not an exception of its own."""
+    return st.i + 1 if s == "python-BaseException" else None
+
+
+def _exception_line(st: Scan, line: str, s: str) -> int | None:
+    """``Type: message`` (or a bare type after frames), the message running on over the next lines."""
+    em = _EXC_LINE.match(line)
+    after_frames = st.in_tb and bool(st.frames)
+    if not (em and (em.group("msg") is not None or after_frames) and _looks_like_type(em.group("type"), after_frames)):
+        return None
+    exc_type: str | None = em.group("type")
+    msg_lines, j = _message_lines(st, _trim_commentary((em.group("msg") or "").strip()))
+    message = "\n".join(msg_lines).strip() or None
+    if exc_type == "python-BaseException":
+        exc_type = None
+    if st.pending_type and exc_type == st.pending_type:
+        st.pending_type = None
+    st.add_exc(exc_type, message)
+    if message and _WORKER.search(message) and "Original Traceback" in message:
+        st.events[-1].kind = "worker"
+    return j
+
+
+def _message_lines(st: Scan, first: str) -> tuple[list[str], int]:
+    """An exception's message from its first line on, and the index of the line after it. It ends
+    at a structural line, another exception or warning, another logger's or tool's line, a closing
+    delimiter, the poster's own words, or a blank line that no continuation of torch's follows."""
+    lines, tags, i, n = st.lines, st.tags, st.i, len(st.lines)
+    msg_lines = [first] if first else []
+    j = i + 1
+    # a message that starts empty continues after one blank line (spawn's bootstrapping text,
+    # indented); the poster's words after a bare exception do not ("StopIteration", blank, "I...")
+    if (
+        not first
+        and j + 1 < n
+        and not lines[j].strip()
+        and lines[j + 1].strip()
+        and (
+            lines[j + 1].startswith((" ", "\t"))
+            or not (_CHATTY.search(lines[j + 1].lower()) or _CJK.search(lines[j + 1]))
+        )
+    ):
+        j += 1
+    had_frames = bool(st.frames)
+    while j < n and len(msg_lines) < MAX_MESSAGE_LINES:
+        nxt = lines[j]
+        if not nxt.strip():
+            # torch often adds a hint paragraph after up to two blank lines (torch.load's
+            # weights-only messages leave two); commentary is not that
+            k = j + 1
+            while k < n and not lines[k].strip() and k - j < 3:
+                k += 1
+            if k < n and k - j < 3 and had_frames and _continues(lines[k]):
+                msg_lines.append("")
+                j = k
+                continue
+            break
+        indented = nxt.startswith((" ", "\t"))
+        # another logger's line ends it; an indented one wraps the message
+        if tags and tags[j] != tags[i] and (tags[j] or not indented):
+            break
+        if _is_structural(nxt) or nxt.strip() == "python-BaseException":
+            break
+        opens_more = bool(msg_lines) and msg_lines[-1].rstrip().endswith(("raised:", "error:"))
+        if (not opens_more and not indented and _is_exc_line(nxt)) or _WARNING_LINE.match(nxt.strip()):
+            break
+        if _VSCODE.match(nxt) or _tool_log_line(lines, j):
+            break  # "wandb: Synced run ...": another tool's log lines after the error
+        if not any(ch.isalnum() for ch in nxt) and _ends_message(lines, j + 1):
+            break  # a closing delimiter of the poster's (">>", "---", a code fence), not the message
+        if not indented and _CJK.search(nxt) and all(m.isascii() for m in msg_lines) and _CHATTY.search(nxt):
+            break  # the poster's question in Chinese right under an English message
+        msg_lines.append(nxt.strip() if not nxt.startswith("\t") else nxt.rstrip())
+        j += 1
+    return msg_lines, j
+
+
+def _inline_exception(st: Scan, line: str, s: str) -> int | None:
+    """An exception quoted in commentary or logged as a repr: "I get 'RuntimeError: ...' when ...",
+    ``ERROR job 7: got RuntimeError('...')``."""
+    im = _INLINE_EXC.search(line) if ("Error" in line or "Exception" in line) else None
+    if not im:
+        return None
+    end = st.i
+    rest = line[im.end() :]
+    quote = im.group("q")
+    if quote:  # a repr: the message ends at its closing quote and parenthesis
+        cut = rest.find(quote + ")")
+        rest = (rest[:cut] if cut >= 0 else rest).replace("\\" + quote, quote).replace("\\n", "\n")
+    opener = im.group("open")
+    closer = None if im.group("shut") or quote else _CLOSERS.get(opener)
+    if closer and closer not in rest:
+        # a quoted message wrapped onto the next lines: it goes on to its closing quote
+        for j in range(st.i + 1, min(len(st.lines), st.i + 1 + _QUOTED_LINES)):
+            nxt = st.lines[j].strip()
+            if not nxt or _is_structural(st.lines[j]):
+                break
+            if closer in nxt:
+                rest, end = rest.rstrip() + " " + nxt, j
+                break
+    msg = _trim_commentary(rest.strip())
+    if closer and closer in msg:
+        if opener in ("**", "`"):
+            msg = msg[: msg.rindex(closer)]
+        else:  # the closing quote, not an apostrophe inside a word ("Can't")
+            close = _CLOSING[closer].search(msg)
+            msg = msg[: close.start()] if close else msg
+    # commentary often goes on after the message: drop the sentences that talk to the reader
+    sentences = _SENTENCE_END.split(msg.strip())
+    while len(sentences) > 1 and _CHATTY.search(sentences[-1].lower()):
+        sentences.pop()
+    st.add_exc(im.group("type"), " ".join(sentences).strip().strip("*`") or None, kind="inline")
+    return end + 1
+
+
+LINE_RULES = (
+    _blank,
+    _group_marker,
+    _signal_line,
+    _cpp_frame,
+    _ipython_header,
+    _traceback_start,
+    _chain_marker,
+    _frame_header,
+    _ipython_arrow,
+    _traceback_filler,
+    _pytest_source,
+    _pytest_location,
+    _debugger_header,
+    _cpp_terminate,
+    _pytest_summary,
+    _warning,
+    _pycharm_trailer,
+    _exception_line,
+    _inline_exception,
+)
 
 
 def _scan(
     lines: list[str], tags: list[str] | None = None, budget: Budget | None = None
 ) -> tuple[list[_Event], list[Signal], set[str]]:
-    events: list[_Event] = []
-    signals: list[Signal] = []
-    hints: set[str] = set()
-    frames: list[Frame] = []
-    in_tb = False
-    pending_relation: str | None = None
-    pending_type: str | None = None  # from "Exception has occurred: X" or a terminate line
+    """Pass 2: the line rules over the cleaned lines, in order; the events (exceptions, warnings),
+    signal lines and format hints they found."""
+    st = Scan(lines, tags)
     n = len(lines)
-    i = 0
-
-    def add_exc(exc_type: str | None, msg: str | None, *, warning: bool = False, kind: str = "exc") -> None:
-        nonlocal frames, in_tb, pending_relation
-        ev = _Event(kind, exc_type, msg, frames, i, warning=warning)
-        ev.relation = pending_relation
-        events.append(ev)
-        frames = []
-        in_tb = False
-        pending_relation = None
-
-    rx: Lazy | re.Pattern[str]  # the signal expressions are Lazy, the frame ones compiled
     next_check, chars = 0, 0
-    while i < n:
-        line = lines[i]
+    while st.i < n:
+        line = lines[st.i]
         if budget is not None:
             chars += len(line)
-            if i >= next_check or chars > _CHECK_CHARS:
-                next_check, chars = i + _CHECK_LINES, 0
-                if i < n - _TAIL_LINES and budget.spent(PARSE_RESERVE):
+            if st.i >= next_check or chars > _CHECK_CHARS:
+                next_check, chars = st.i + _CHECK_LINES, 0
+                if st.i < n - _TAIL_LINES and budget.spent(PARSE_RESERVE):
                     # out of time: go on with the end of the paste, where the final exception is
-                    i = n - _TAIL_LINES
-                    frames, in_tb, pending_relation, pending_type = [], False, None, None
+                    st.i = n - _TAIL_LINES
+                    st.forget()
                     continue
         s = line.strip()
-        if not s:
-            i += 1
-            continue
-        if s == "+--group--":
-            if events:
-                events[-1].kind = "group"
-            pending_relation = "group"
-            i += 1
-            continue
-        if _SIGNAL_WORDS.search(s.lower()):
-            for kind, rx in _SIGNAL_RES:
-                if rx.search(s) and len(signals) < 200:
-                    signals.append(Signal(kind, s[:500]))
-                    break
-        if _CPP.match(line):
-            if len(signals) < 200 and not any(x.kind == "cpp_frame" for x in signals[-3:]):
-                signals.append(Signal("cpp_frame", s[:300]))
-            hints.add("cpp_frames")
-            i += 1
-            continue
-        m = _IPY_HEADER.match(line)
-        if m:
-            hints.add("ipython")
-            in_tb, frames = True, []
-            pending_type = m.group(1)
-            i += 1
-            continue
-        if _TB_START.match(line):
-            if "Original" in s:
-                hints.add("dataloader_worker")
-                if events and _WORKER.search(events[-1].message or ""):
-                    events[-1].kind = "worker"
-                pending_relation = "worker" if events and events[-1].kind == "worker" else pending_relation
-            in_tb, frames = True, []
-            i += 1
-            continue
-        if "above exception" in s and _CAUSE.search(s):
-            pending_relation = "cause"
-            hints.add("chained")
-            i += 1
-            continue
-        if "above exception" in s and _CONTEXT.search(s):
-            pending_relation = "context"
-            hints.add("chained")
-            i += 1
-            continue
-        fm = None
-        if "File " in line or " in " in line or "Cell In" in line or "Input In" in line or ".py(" in line:
-            for style, rx in _FRAME_RES:  # noqa: B007 - the matching style is read below
-                fm = rx.match(line)
-                if fm:
-                    break
-        if fm:
-            if style != "standard":
-                hints.add(style)
-            gd = fm.groupdict()
-            if not frames and not events and i > 0 and _is_code(lines[i - 1]):
-                # a paste cut at the top often starts with the user's own code line
-                frames.append(Frame("<truncated>", None, None, lines[i - 1].strip(), False))
-            code = (gd.get("code") or "").strip() or None
-            focus = None
-            # the code sits on the next line unless the frame header carried it (flattened pastes)
-            if code is None and i + 1 < n:
-                nxt = lines[i + 1]
-                if nxt.strip() and not _is_structural(nxt) and not _MARKERS.match(nxt) and not _ARROW.match(nxt):
-                    if nxt.startswith((" ", "\t")) and not _IPY_CONTEXT.match(nxt):
-                        code = nxt.strip()
-                        i += 1
-                        if i + 1 < n:
-                            focus = caret_focus(nxt, lines[i + 1])
-            file = gd["file"].strip()
-            line_no = int(gd["line"]) if gd.get("line") else None
-            frames.append(Frame(file, line_no, (gd.get("func") or "").strip() or None, code, is_library(file), focus))
-            in_tb = True
-            i += 1
-            continue
-        m = _ARROW.match(line)
-        if m and frames:
-            last = frames[-1]
-            frames[-1] = Frame(
-                last.file,
-                last.line or int(m.group("line")),
-                last.function,
-                last.code or m.group("code").strip() or None,
-                last.library,
-            )
-            i += 1
-            continue
-        if in_tb and (
-            _MARKERS.match(line)
-            or _REPEATED.match(line)
-            or _IPY_CONTEXT.match(line)
-            or _N_FRAMES.match(line)
-            or _ELLIPSIS.match(line)
-        ):
-            i += 1
-            continue
-        m = _PYTEST_SRC.match(line)
-        if m:
-            hints.add("pytest")
-            if frames and not frames[-1].code:
-                f = frames[-1]
-                frames[-1] = Frame(f.file, f.line, f.function, m.group("code").strip(), f.library)
-            i += 1
-            continue
-        m = _PYTEST_LOC.match(s)
-        if m:
-            i += 1
-            continue
-        m = _VSCODE.match(line)
-        if m:
-            hints.add("debugger")
-            pending_type = m.group("type")
-            # the message follows on the next non-empty line(s)
-            j = i + 1
-            msg_lines: list[str] = []
-            while j < n and lines[j].strip() and not _is_structural(lines[j]) and len(msg_lines) < MAX_MESSAGE_LINES:
-                msg_lines.append(lines[j].strip())
-                j += 1
-            add_exc(pending_type, "\n".join(msg_lines) or None, kind="debugger")
-            pending_type = None
-            i = j
-            continue
-        m = _TERMINATE.search(s) if "terminate called" in s else None
-        if m:
-            ttype = m.group("type")
-            j = i + 1
-            while j < n and not lines[j].strip():
-                j += 1
-            wm = _WHAT.match(lines[j]) if j < n else None
-            if wm is None:
-                wm2 = _WHAT_INLINE.search(s)
-                msg = wm2.group("msg") if wm2 else None
-                j = i
-            else:
-                msg = wm.group("msg")
-            k = j + 1
-            extra: list[str] = []
-            while k < n and lines[k].strip() and not _is_structural(lines[k]) and len(extra) < 10:
-                if _is_exc_line(lines[k]):
-                    break
-                extra.append(lines[k].strip())
-                k += 1
-            add_exc(ttype, "\n".join([msg or ""] + extra).strip() or None, kind="terminate")
-            i = k
-            continue
-        m = _FAILED_SUMMARY.match(s)
-        if m:
-            hints.add("pytest")
-            em = _EXC_LINE.match(m.group("rest"))
-            if em and em.group("msg") is not None and _looks_like_type(em.group("type"), False):
-                add_exc(em.group("type"), em.group("msg").strip(), kind="summary")
-            i += 1
-            continue
-        m = _WARNING_LINE.match(s)
-        if m:
-            msg_lines = [m.group("msg").strip()] if m.group("msg").strip() else []
-            j = i + 1
-            while j < n and lines[j].strip() and not _is_structural(lines[j]) and len(msg_lines) < 8:
-                nxt = lines[j].strip()
-                if nxt.startswith("warnings.warn") or _WARNING_LINE.match(nxt):
-                    j += 1 if nxt.startswith("warnings.warn") else 0
-                    break
-                if _is_exc_line(nxt):
-                    break
-                msg_lines.append(nxt)
-                j += 1
-            signals.append(Signal("warning", s[:500]))
-            add_exc(m.group("type"), " ".join(msg_lines) or None, warning=True)
-            i = j
-            continue
-        if s == "python-BaseException":  # PyCharm's trailer, not an exception of its own
-            i += 1
-            continue
-        em = _EXC_LINE.match(line)
-        if (
-            em
-            and (em.group("msg") is not None or (in_tb and frames))
-            and _looks_like_type(em.group("type"), in_tb and bool(frames))
-        ):
-            exc_type = em.group("type")
-            first = _trim_commentary((em.group("msg") or "").strip())
-            msg_lines = [first] if first else []
-            j = i + 1
-            # a message that starts empty continues after one blank line (spawn's bootstrapping text,
-            # indented); the poster's words after a bare exception do not ("StopIteration", blank, "I...")
-            if (
-                not first
-                and j + 1 < n
-                and not lines[j].strip()
-                and lines[j + 1].strip()
-                and (
-                    lines[j + 1].startswith((" ", "\t"))
-                    or not (_CHATTY.search(lines[j + 1].lower()) or _CJK.search(lines[j + 1]))
-                )
-            ):
-                j += 1
-            had_frames = bool(frames)
-            while j < n and len(msg_lines) < MAX_MESSAGE_LINES:
-                nxt = lines[j]
-                if not nxt.strip():
-                    # torch often adds a hint paragraph after a blank line; commentary is not that
-                    k = j + 1
-                    while k < n and not lines[k].strip() and k - j < 3:
-                        k += 1
-                    # up to two blank lines (torch.load's weights-only messages leave two)
-                    if k < n and k - j < 3 and had_frames and _continues(lines[k]):
-                        msg_lines.append("")
-                        j = k
-                        continue
-                    break
-                other_logger = (
-                    tags is not None
-                    and bool(tags)
-                    and tags[j] != tags[i]
-                    and (tags[j] or not nxt.startswith((" ", "\t")))
-                )
-                if _is_structural(nxt) or other_logger or nxt.strip() == "python-BaseException":
-                    break  # another logger's line (an indented one wraps the message), PyCharm's trailer
-                opens_more = bool(msg_lines) and msg_lines[-1].rstrip().endswith(("raised:", "error:"))
-                if not opens_more and not nxt.startswith((" ", "\t")) and _is_exc_line(nxt):
-                    break
-                if _WARNING_LINE.match(nxt.strip()) or _VSCODE.match(nxt):
-                    break
-                if _tool_log_line(lines, j):
-                    break  # "wandb: Synced run ...": another tool's log lines after the error
-                if not any(ch.isalnum() for ch in nxt) and _ends_message(lines, j + 1):
-                    break  # a closing delimiter of the poster's (">>", "---", a code fence), not the message
-                if (
-                    not nxt.startswith((" ", "\t"))
-                    and _CJK.search(nxt)
-                    and all(s.isascii() for s in msg_lines)
-                    and _CHATTY.search(nxt)
-                ):
-                    break  # the poster's question in Chinese right under an English message
-                msg_lines.append(nxt.strip() if not nxt.startswith("\t") else nxt.rstrip())
-                j += 1
-            message = "\n".join(msg_lines).strip() or None
-            if exc_type == "python-BaseException":
-                exc_type = None
-            if pending_type and exc_type == pending_type:
-                pending_type = None
-            add_exc(exc_type, message)
-            if message and _WORKER.search(message) and "Original Traceback" in message:
-                events[-1].kind = "worker"
-            i = j
-            continue
-        im = _INLINE_EXC.search(line) if ("Error" in line or "Exception" in line) else None
-        if im:
-            # an exception quoted inside commentary: "I get 'RuntimeError: ...' when ..."
-            rest = line[im.end() :]
-            if im.group("q"):  # a repr: the message ends at its closing quote and parenthesis
-                end = rest.find(im.group("q") + ")")
-                rest = (
-                    (rest[:end] if end >= 0 else rest).replace("\\" + im.group("q"), im.group("q")).replace("\\n", "\n")
-                )
-            opener = im.group("open")
-            closer = None if im.group("shut") or im.group("q") else _CLOSERS.get(opener)
-            if closer and closer not in rest:
-                # a quoted message wrapped onto the next lines: it goes on to its closing quote
-                for j in range(i + 1, min(n, i + 1 + _QUOTED_LINES)):
-                    nxt = lines[j].strip()
-                    if not nxt or _is_structural(lines[j]):
-                        break
-                    if closer in nxt:
-                        rest, i = rest.rstrip() + " " + nxt, j
-                        break
-            msg = _trim_commentary(rest.strip())
-            if closer and closer in msg:
-                if opener in ("**", "`"):
-                    msg = msg[: msg.rindex(closer)]
-                else:  # the closing quote, not an apostrophe inside a word ("Can't")
-                    end = _CLOSING[closer].search(msg)
-                    msg = msg[: end.start()] if end else msg
-            # commentary often goes on after the message: drop the sentences that talk to the reader
-            sentences = _SENTENCE_END.split(msg.strip())
-            while len(sentences) > 1 and _CHATTY.search(sentences[-1].lower()):
-                sentences.pop()
-            add_exc(im.group("type"), " ".join(sentences).strip().strip("*`") or None, kind="inline")
-        i += 1
-    if pending_type and not any(e.exc_type == pending_type for e in events):
-        add_exc(pending_type, None)
-    if frames and not events:
-        add_exc(None, None, kind="truncated")  # the paste was cut before the exception line
-    elif frames and not events[-1].frames:
+        for rule in LINE_RULES:
+            nxt = rule(st, line, s)
+            if nxt is not None:
+                st.i = nxt
+                break
+        else:
+            st.i += 1
+    _finish(st)
+    return st.events, st.signals, st.hints
+
+
+def _finish(st: Scan) -> None:
+    """At the end of the paste: a type announced but never followed, frames with no exception after them."""
+    if st.pending_type and not any(e.exc_type == st.pending_type for e in st.events):
+        st.add_exc(st.pending_type, None)
+    if st.frames and not st.events:
+        st.add_exc(None, None, kind="truncated")  # the paste was cut before the exception line
+    elif st.frames and not st.events[-1].frames:
         # the stack printed after the message: VS Code (innermost first), or a paste put together
         # as "error line, then the traceback"
-        events[-1].frames = frames[::-1] if events[-1].kind == "debugger" else frames
-    return events, signals, hints
+        st.events[-1].frames = st.frames[::-1] if st.events[-1].kind == "debugger" else st.frames
 
 
 # ---------------------------------------------------------------------------------------------
