@@ -349,7 +349,7 @@ def parser_rules() -> list[tuple[str, object, int, tuple]]:
     from . import i18n, longtail, matcher, normalize, parser, patterns, textio
 
     def is_rx(v) -> bool:
-        return isinstance(v, (re.Pattern, parser.Lazy))
+        return isinstance(v, (re.Pattern, textio.Lazy))
 
     out: list[tuple[str, object, int, tuple]] = []
     seen: set[int] = set()

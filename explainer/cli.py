@@ -84,6 +84,20 @@ def _index(*, rebuild_ok: bool = True):
 
 
 def cmd_explain(args) -> int:
+    import gc
+
+    # one paste: the cyclic collector would only walk the index's objects (tens of thousands, all
+    # alive) a few times while they load; reference counting frees the rest
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _explain(args)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _explain(args) -> int:
     from .core import explain_text
 
     text = _read_input(args.file)

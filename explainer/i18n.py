@@ -57,35 +57,41 @@ _KINDS = {
 _WORDS: dict[str, Callable[[str], str]] = {"kind": lambda v: _KINDS.get(v, v)}
 
 
+def _part(code: str, params: dict, lang: str) -> str:
+    if lang != "en":
+        params = {k: (_WORDS[k](v) if k in _WORDS else v) for k, v in params.items()}
+    return TEXTS[code].get(lang, TEXTS[code]["en"]).format(**params)
+
+
 def _render(parts: tuple, lang: str) -> str:
-    out = []
-    for code, params in parts:
-        if lang != "en":
-            params = {k: (_WORDS[k](v) if k in _WORDS else v) for k, v in params.items()}
-        out.append(TEXTS[code].get(lang, TEXTS[code]["en"]).format(**params))
-    return "".join(out)
+    return "".join(_part(code, params, lang) for code, params in parts)
 
 
 class Reason(str):
-    """One reason: the English text, and the coded parts it was made of (``parts``)."""
+    """One reason: the English text, and the coded parts it was made of (``parts``). Immutable:
+    the matcher shares the ones without parameters."""
 
     parts: tuple
 
     def __new__(cls, code: str, /, **params: str) -> Reason:
-        return cls._of(((code, params),))
+        return cls._made(_part(code, params, "en"), ((code, params),))
+
+    @classmethod
+    def _made(cls, text: str, parts: tuple) -> Reason:
+        self = super().__new__(cls, text)
+        self.parts = parts
+        return self
 
     @classmethod
     def _of(cls, parts: tuple) -> Reason:
-        self = super().__new__(cls, _render(parts, "en"))
-        self.parts = parts
-        return self
+        return cls._made(_render(parts, "en"), parts)
 
     def __reduce__(self):  # pickled by its parts (str's own reduction would call __new__ with the text)
         return (Reason._of, (self.parts,))
 
     def plus(self, code: str, /, **params: str) -> Reason:
         """This reason with one more part ("; type X fits", " (from the cause exception)")."""
-        return Reason._of((*self.parts, (code, params)))
+        return Reason._made(self + _part(code, params, "en"), (*self.parts, (code, params)))
 
     def text(self, lang: str) -> str:
         return _render(self.parts, lang)

@@ -30,25 +30,7 @@ import re
 
 from .budget import PARSE_RESERVE, Budget
 from .model import Frame, Link, Other, Parsed, Signal
-from .textio import strip_controls
-
-
-class Lazy:
-    """A regular expression compiled on first use: most pastes never need it, and compiling the
-    whole parser's expressions up front is most of the CLI's start-up time."""
-
-    __slots__ = ("_args", "_rx")
-
-    def __init__(self, pattern: str, flags: int = 0) -> None:
-        self._rx: re.Pattern[str] | None
-        self._args, self._rx = (pattern, flags), None
-
-    def __getattr__(self, name: str):
-        rx = self._rx
-        if rx is None:
-            rx = self._rx = re.compile(*self._args)
-        return getattr(rx, name)
-
+from .textio import Lazy, strip_controls
 
 MAX_CHARS = 300_000  # keep the tail of longer pastes: the final exception is at the end
 MAX_LINE = 6_000  # longer lines are cut (a message's identifying words come first)
@@ -649,7 +631,7 @@ def _ends_message(lines: list[str], k: int) -> bool:
     if k >= len(lines):
         return True
     s = lines[k].strip()
-    return bool(_CHATTY.search(s.lower()) or _CJK.search(s))
+    return bool(_CHATTY.search(s.lower()) or (not s.isascii() and _CJK.search(s)))
 
 
 def _continues(line: str) -> bool:
@@ -1032,7 +1014,7 @@ def _message_lines(st: Scan, first: str) -> tuple[list[str], int]:
         and lines[j + 1].strip()
         and (
             lines[j + 1].startswith((" ", "\t"))
-            or not (_CHATTY.search(lines[j + 1].lower()) or _CJK.search(lines[j + 1]))
+            or not (_CHATTY.search(lines[j + 1].lower()) or (not lines[j + 1].isascii() and _CJK.search(lines[j + 1])))
         )
     ):
         j += 1
@@ -1063,7 +1045,13 @@ def _message_lines(st: Scan, first: str) -> tuple[list[str], int]:
             break  # "wandb: Synced run ...": another tool's log lines after the error
         if not any(ch.isalnum() for ch in nxt) and _ends_message(lines, j + 1):
             break  # a closing delimiter of the poster's (">>", "---", a code fence), not the message
-        if not indented and _CJK.search(nxt) and all(m.isascii() for m in msg_lines) and _CHATTY.search(nxt):
+        if (
+            not indented
+            and not nxt.isascii()
+            and _CJK.search(nxt)
+            and all(m.isascii() for m in msg_lines)
+            and _CHATTY.search(nxt)
+        ):
             break  # the poster's question in Chinese right under an English message
         msg_lines.append(nxt.strip() if not nxt.startswith("\t") else nxt.rstrip())
         j += 1

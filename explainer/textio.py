@@ -15,6 +15,24 @@ import os
 import re
 import stat
 
+
+class Lazy:
+    """A regular expression compiled on first use: most pastes never need it, and compiling the
+    whole parser's expressions up front is most of the CLI's start-up time."""
+
+    __slots__ = ("_args", "_rx")
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self._rx: re.Pattern[str] | None
+        self._args, self._rx = (pattern, flags), None
+
+    def __getattr__(self, name: str):
+        rx = self._rx
+        if rx is None:
+            rx = self._rx = re.compile(*self._args)
+        return getattr(rx, name)
+
+
 TYPE_CHECKING = False  # importing typing is a tenth of the start-up; the annotations are strings
 if TYPE_CHECKING:
     from typing import BinaryIO
