@@ -182,14 +182,17 @@ def detect_lang(text: str) -> str:
     """'zh' when the paste's own words are Chinese or the locale is Chinese, else 'en'."""
     if lang_hint(text) == "zh":
         return "zh"
-    import locale
     import os
 
     # LANGUAGE (a priority list such as "zh_CN:en") comes first, as gettext reads it
-    for var in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"):
+    for var in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LC_CTYPE", "LANG"):
         v = os.environ.get(var, "")
         if v and v.split(":")[0] not in ("C", "POSIX", "C.UTF-8"):
             return "zh" if v.lower().startswith("zh") else "en"
+    if os.name != "nt":
+        return "en"  # elsewhere the locale comes from those variables: none set is the C locale
+    import locale  # Windows: the system's locale, which no variable names
+
     try:
         loc = locale.getlocale()[0] or ""
     except ValueError:

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from .matcher import Matcher
 
 SCHEMA_VERSION = (
-    "10"  # 6: fixes and causes for the answer; 7: template regexes compiled linear; 9: head_share; 10: pieces
+    "11"  # 6: fixes and causes for the answer; 7: template regexes compiled linear; 9: head_share; 10: pieces;
+    # 11: the start-up blob holds each pattern's entry and words only, the rows are read when needed
 )
 _JSON_COLUMNS = ("exception_types", "frames", "signals", "excludes")
 
@@ -202,15 +203,15 @@ def _write(entries, tmp, kb_dir, fp) -> None:
                     "body": "\n".join(parts[1:]),
                 }
             )
-    # what the matcher loads on every start, as one JSON value: one parse instead of hundreds
+    # what the matcher loads on every start, as one JSON value: the entries, and of each pattern its
+    # entry and its words (what ranks the candidate patterns); a pattern's row is read from the
+    # patterns table (rowid = its place here + 1) when it is first a candidate
     matcher_blob = json.dumps(
         {
             "entries": [
                 {k: (json.loads(v) if k in _JSON_COLUMNS else v) for k, v in r.items() if k != "doc"} for r in rows
             ],
-            "patterns": [
-                [p["entry_id"], p["idx"], p["pattern"], p["regex"], p["normalized"], p["features"]] for p in pats
-            ],
+            "pattern_keys": [[p["entry_id"], p["features"]["tokens"]] for p in pats],
         },
         ensure_ascii=False,
     )
@@ -242,9 +243,29 @@ class Index:
         self.conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
         blob = json.loads(self.conn.execute("select value from meta where key = 'matcher'").fetchone()[0])
         self.entries: dict[str, dict] = {e["id"]: {**e, "wraps": bool(e["wraps"])} for e in blob["entries"]}
-        self.patterns = [tuple(p) for p in blob["patterns"]]
+        # (entry id, words) of every pattern; the whole rows are read when first needed
+        self.pattern_keys: list[tuple[str, list[str]]] = [(k[0], k[1]) for k in blob["pattern_keys"]]
+        self._patterns: list[tuple] | None = None
         self._docs: dict[str, dict] = {}
         self._matcher: Matcher | None = None
+
+    _PATTERN_COLUMNS = "entry_id, idx, pattern, regex, normalized, features"
+
+    def pattern_row(self, i: int) -> tuple:
+        """Pattern ``i`` (its place in :attr:`pattern_keys`): (entry id, its index in the entry,
+        template, regex, normalised text, features)."""
+        if self._patterns is not None:
+            return self._patterns[i]
+        row = self.conn.execute(f"select {self._PATTERN_COLUMNS} from patterns where rowid = ?", (i + 1,)).fetchone()
+        return (*row[:5], json.loads(row[5]))
+
+    @property
+    def patterns(self) -> list[tuple]:
+        """Every pattern's row, in the order of :attr:`pattern_keys` (read once)."""
+        if self._patterns is None:
+            rows = self.conn.execute(f"select {self._PATTERN_COLUMNS} from patterns order by rowid").fetchall()
+            self._patterns = [(*r[:5], json.loads(r[5])) for r in rows]
+        return self._patterns
 
     @property
     def matcher(self):

@@ -239,18 +239,50 @@ def _report_ties(best: dict[str, Evidence]) -> None:
         best[e].reasons.append(Reason("ties", others=", ".join(t for t in tied if t != e)))
 
 
+class _Patterns:
+    """The matcher's patterns, each made from its index row the first time it is a candidate: a
+    one-paste process (the CLI, a hook) reads a few dozen of the thousand rows. Iterating makes all."""
+
+    __slots__ = ("_row", "_places", "_made")
+
+    def __init__(self, row, places: list[int]) -> None:
+        self._row, self._places = row, places  # place in the matcher -> place in the index
+        self._made: list[_Pattern | None] = [None] * len(places)
+
+    def __len__(self) -> int:
+        return len(self._places)
+
+    def __getitem__(self, i: int) -> _Pattern:
+        p = self._made[i]
+        if p is None:
+            p = self._made[i] = _Pattern(*self._row(self._places[i]))
+        return p
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self._places)))
+
+
 class Matcher:
     def __init__(self, index) -> None:
         self.entries = {k: v for k, v in index.entries.items() if not v.get("retired")}
-        self.patterns = [_Pattern(*row) for row in index.patterns if row[0] in self.entries]
+        keys = getattr(index, "pattern_keys", None)
+        if keys is None:  # an index that holds its rows in memory (tests, benchmarks): keys from them
+            rows = index.patterns
+            keys = [(r[0], (r[5] if len(r) > 5 and r[5] else pattern_features(r[2], r[4]))["tokens"]) for r in rows]
+            row = rows.__getitem__
+        else:
+            row = index.pattern_row
+        places = [j for j, (eid, _words) in enumerate(keys) if eid in self.entries]
+        self.patterns = _Patterns(row, places)
         self.types = {eid: {_type_key(t) for t in e["exception_types"]} for eid, e in self.entries.items()}
         self.postings: dict[str, list[int]] = defaultdict(list)
-        for i, p in enumerate(self.patterns):
-            for t in p.tokens:
+        words = [keys[j][1] for j in places]
+        for i, ws in enumerate(words):
+            for t in ws:
                 self.postings[t].append(i)
-        n = max(1, len(self.patterns))
+        n = max(1, len(places))
         self.idf = {t: math.log(1 + n / len(ps)) for t, ps in self.postings.items()}
-        self.weight = [sum(self.idf[t] for t in p.tokens) or 1.0 for p in self.patterns]
+        self.weight = [sum(self.idf[t] for t in ws) or 1.0 for ws in words]
         self.frame_index: dict[tuple[str, str], list[str]] = defaultdict(list)
         for eid, e in self.entries.items():
             for pos, fr in enumerate(e["frames"]):
@@ -268,11 +300,10 @@ class Matcher:
         # the backend every pattern of an entry names (cuda-out-of-memory: cuda): a message naming
         # only another backend is no evidence for it, by similarity or by signal
         self.devices: dict[str, frozenset] = {}
-        for p in self.patterns:
-            mine = _DEVICES.intersection(p.tokens)
-            self.devices[p.entry_id] = (
-                self.devices[p.entry_id] & mine if p.entry_id in self.devices else frozenset(mine)
-            )
+        for j, ws in zip(places, words):
+            eid = keys[j][0]
+            mine = _DEVICES.intersection(ws)
+            self.devices[eid] = self.devices[eid] & mine if eid in self.devices else frozenset(mine)
 
     # -- sources ---------------------------------------------------------------------------------
     def _sources(self, parsed: Parsed) -> list[tuple[str, str | None, str]]:

@@ -333,3 +333,20 @@ def test_the_default_answer_fits_a_screen(index):
     assert len(counts) >= 100
     assert statistics.median(counts.values()) <= 22, statistics.median(counts.values())
     assert max(counts.values()) <= 30, sorted(counts.items(), key=lambda kv: -kv[1])[:5]
+
+
+def test_language_from_the_environment(monkeypatch):
+    from explainer.core import detect_lang
+
+    for var in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LC_CTYPE", "LANG"):
+        monkeypatch.delenv(var, raising=False)
+    assert detect_lang("RuntimeError: boom") == "en"
+    assert detect_lang("RuntimeError: boom，请问这个报错怎么解决？谢谢") == "zh"  # the paste's own words first
+    monkeypatch.setenv("LANG", "zh_CN.UTF-8")
+    assert detect_lang("RuntimeError: boom") == "zh"
+    monkeypatch.setenv("LANGUAGE", "en_US:zh_CN")  # gettext's priority list comes first
+    assert detect_lang("RuntimeError: boom") == "en"
+    monkeypatch.delenv("LANGUAGE")
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    monkeypatch.setenv("LC_CTYPE", "zh_TW.UTF-8")
+    assert detect_lang("RuntimeError: boom") == "zh"
