@@ -281,11 +281,43 @@ def _strip_gutter(text: str) -> str:
         numbered.append((i, m.end()))
         expected = n if rank is not None else n + 1
     if len(numbered) < 3:
-        return text
+        ranks = _one_rank(lines)
+        return text if ranks is None else "\n".join(ranks)
     for i, end in numbered:
         rest = lines[i][end:]
         lines[i] = rest[1:] if rest.startswith(" ") and not rest.startswith("  ") else rest
     return "\n".join(lines)
+
+
+_RANK = Lazy(r"(\d{1,3}):(?: |$)")
+
+
+def _one_rank(lines: list[str]) -> list[str] | None:
+    """The output of several ranks interleaved line by line (``srun -l``: "0: ...", "1: ...", each
+    rank's traceback cut into the others'): the lines of the rank that printed last, without their
+    prefix; the lines of no rank (the poster's words) stay. None when the paste is not that: under
+    four lines with a rank, more than two lines without one (or a tenth of them), or a rank that is
+    not on several lines."""
+    ranks = []
+    other = 0
+    for line in lines:
+        if line.strip():
+            m = _RANK.match(line)
+            if m:
+                ranks.append(m.group(1))
+            else:
+                other += 1
+    if len(ranks) < 4 or other > max(2, len(ranks) // 9) or not 2 <= len(set(ranks)) <= len(ranks) // 2:
+        return None
+    last = ranks[-1]
+    out = []
+    for line in lines:
+        m = _RANK.match(line)
+        if m is None:
+            out.append(line)
+        elif m.group(1) == last:
+            out.append(line[m.end() :])
+    return out
 
 
 _HTML_ENTITIES = ("&quot;", "&lt;", "&gt;", "&#39;", "&#x27;")
@@ -388,19 +420,21 @@ def clean(text: str, budget: Budget | None = None) -> tuple[list[str], set[str],
                     continue
         k += 1
         line = raw[:MAX_LINE].rstrip()
-        if _FENCE.match(line):
+        lead = line.lstrip()[:1]  # what the box, fence and group expressions start with, looked at first
+        if lead in "`~" and lead and _FENCE.match(line):
             continue
-        if _RICH_EDGE.match(line):
+        if lead in "╭╰┏┗+" and lead and _RICH_EDGE.match(line):
             hints.add("rich")
             continue
-        if line.lstrip().startswith(("│", "┃")):
+        if lead in ("│", "┃"):
             line = _rich_content(line)
             hints.add("rich")
-        if _GROUP_SEP.match(line):
+            lead = line.lstrip()[:1]
+        if lead == "+" and _GROUP_SEP.match(line):
             lines.append("+--group--")
             tags.append("")
             continue
-        if line.lstrip().startswith("|"):
+        if lead == "|":
             line = _GROUP_BAR.sub("", line)
             hints.add("group")
         prefix, stripped = _split_prefix(line)
@@ -411,7 +445,7 @@ def clean(text: str, budget: Budget | None = None) -> tuple[list[str], set[str],
                 hints.add("distributed_prefixed")
             line = stripped
         lines.append(line)
-        tags.append(_DIGITS.sub("", "".join(prefix.split())))
+        tags.append(_DIGITS.sub("", "".join(prefix.split())) if prefix else "")
     if len(lines) <= 3 and any(len(l) > 200 for l in lines):
         flat: list[str] = []
         for l in lines:
@@ -491,6 +525,13 @@ _PYTEST_SRC = re.compile(r"^>\s{3,}(?P<code>\S.*)$")
 _PYTEST_LOC = re.compile(r"^(?P<file>[^\s:][^:\n]*\.py):(?P<line>\d+): (?P<type>\w+)$")
 _FAILED_SUMMARY = re.compile(r"^(?:FAILED|ERROR) \S+ - (?P<rest>.+)$")
 _VSCODE = re.compile(r"^\s*(?:Exception has occurred|发生异常|例外が発生しました)\s*[:：]\s*(?P<type>[\w.]+)\s*$")
+_TB_TEXT = "Traceback (most recent call last)"
+
+
+def _debugger_words(line: str) -> bool:
+    return "Exception has occurred" in line or "发生异常" in line or "例外が発生しました" in line
+
+
 _TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<type>[^']+)'")
 _WHAT = re.compile(r"^\s*what\(\):\s*(?P<msg>.*)$")
 _WARNING_LINE = re.compile(r"^(?P<file>\S[^\n]*?):(?P<line>\d+): (?P<type>\w*Warning): ?(?P<msg>.*)$")
@@ -637,7 +678,7 @@ def _ends_message(lines: list[str], k: int) -> bool:
 def _continues(line: str) -> bool:
     """After a blank line inside an exception's message: does this line still belong to it?"""
     s = line.strip()
-    if _is_structural(line) or _TB_START.match(line):
+    if _is_structural(line):
         return False
     if line.startswith((" ", "\t")):
         return True  # torch indents the paragraphs of its long messages; commentary is rarely indented
@@ -673,17 +714,18 @@ def _looks_like_type(name: str, after_frames: bool) -> bool:
 
 
 def _is_structural(line: str) -> bool:
+    # (each expression behind a substring it needs: most lines hold none of them)
     return bool(
-        _TB_START.match(line)
+        (_TB_TEXT in line and _TB_START.match(line))
         or ("above exception" in line and bool(_CAUSE.search(line) or _CONTEXT.search(line)))
-        or _CPP.match(line)
+        or (("frame #" in line or "Exception raised from" in line) and _CPP.match(line))
         or (
             ("File " in line or " in " in line or "Cell In" in line or "Input In" in line or ".py(" in line)
             and any(rx.match(line) for _, rx in _FRAME_RES)
         )
         or ("terminate called" in line and _TERMINATE.search(line))
-        or _FAILED_SUMMARY.match(line)
-        or _PYTEST_SRC.match(line)
+        or (line.startswith(("FAILED ", "ERROR ")) and _FAILED_SUMMARY.match(line))
+        or (line.startswith(">") and _PYTEST_SRC.match(line))
         or line == "+--group--"
     )
 
@@ -772,7 +814,7 @@ def _signal_line(st: Scan, line: str, s: str) -> int | None:
 
 def _cpp_frame(st: Scan, line: str, s: str) -> int | None:
     """A C++ stack line (``frame #3: ...``, "Exception raised from ..."): one signal per run of them."""
-    if not _CPP.match(line):
+    if not (("frame #" in line or "Exception raised from" in line) and _CPP.match(line)):
         return None
     if len(st.signals) < MAX_SIGNALS and not any(x.kind == "cpp_frame" for x in st.signals[-3:]):
         st.signals.append(Signal("cpp_frame", s[:300]))
@@ -782,7 +824,7 @@ def _cpp_frame(st: Scan, line: str, s: str) -> int | None:
 
 def _ipython_header(st: Scan, line: str, s: str) -> int | None:
     """IPython's ``ValueError      Traceback (most recent call last)``: the type comes first."""
-    m = _IPY_HEADER.match(line)
+    m = _IPY_HEADER.match(line) if _TB_TEXT in line else None
     if not m:
         return None
     st.hints.add("ipython")
@@ -792,7 +834,7 @@ def _ipython_header(st: Scan, line: str, s: str) -> int | None:
 
 def _traceback_start(st: Scan, line: str, s: str) -> int | None:
     """``Traceback (most recent call last):``, and a DataLoader worker's ``Original Traceback``."""
-    if not _TB_START.match(line):
+    if not (_TB_TEXT in line and _TB_START.match(line)):
         return None
     if "Original" in s:
         st.hints.add("dataloader_worker")
@@ -845,7 +887,7 @@ def _frame_header(st: Scan, line: str, s: str) -> int | None:
             and nxt.strip()
             and not _is_structural(nxt)
             and not _MARKERS.match(nxt)
-            and not _ARROW.match(nxt)
+            and not ("->" in nxt and _ARROW.match(nxt))
             and not _IPY_CONTEXT.match(nxt)
         ):
             code = nxt.strip()
@@ -861,7 +903,7 @@ def _frame_header(st: Scan, line: str, s: str) -> int | None:
 
 def _ipython_arrow(st: Scan, line: str, s: str) -> int | None:
     """IPython's ``----> 12 loss.backward()``: the line and code of the frame above it."""
-    m = _ARROW.match(line)
+    m = _ARROW.match(line) if "->" in line else None
     if not (m and st.frames):
         return None
     f = st.frames[-1]
@@ -887,7 +929,7 @@ def _traceback_filler(st: Scan, line: str, s: str) -> int | None:
 
 def _pytest_source(st: Scan, line: str, s: str) -> int | None:
     """pytest's ``>       loss.backward()``: the code of the frame above it."""
-    m = _PYTEST_SRC.match(line)
+    m = _PYTEST_SRC.match(line) if line.startswith(">") else None
     if not m:
         return None
     st.hints.add("pytest")
@@ -899,12 +941,12 @@ def _pytest_source(st: Scan, line: str, s: str) -> int | None:
 
 def _pytest_location(st: Scan, line: str, s: str) -> int | None:
     """pytest's ``train.py:12: RuntimeError`` under a failure: the type is on the ``E`` lines."""
-    return st.i + 1 if _PYTEST_LOC.match(s) else None
+    return st.i + 1 if ".py:" in s and _PYTEST_LOC.match(s) else None
 
 
 def _debugger_header(st: Scan, line: str, s: str) -> int | None:
     """VS Code's "Exception has occurred: X", the message on the lines after it."""
-    m = _VSCODE.match(line)
+    m = _VSCODE.match(line) if _debugger_words(line) else None
     if not m:
         return None
     st.hints.add("debugger")
@@ -937,7 +979,7 @@ def _cpp_terminate(st: Scan, line: str, s: str) -> int | None:
 
 def _pytest_summary(st: Scan, line: str, s: str) -> int | None:
     """``FAILED test_x.py::test_y - RuntimeError: ...``: an exception, cut; a full one wins over it."""
-    m = _FAILED_SUMMARY.match(s)
+    m = _FAILED_SUMMARY.match(s) if s.startswith(("FAILED ", "ERROR ")) else None
     if not m:
         return None
     st.hints.add("pytest")
@@ -954,7 +996,7 @@ def _indent(line: str) -> int:
 def _warning(st: Scan, line: str, s: str) -> int | None:
     """``path.py:148: UserWarning: message`` as ``warnings`` prints it, the message maybe on more
     lines, then the source line that warned, indented by two (``  warnings.warn(...)``): skipped."""
-    m = _WARNING_LINE.match(s)
+    m = _WARNING_LINE.match(s) if "Warning" in s else None
     if not m:
         return None
     first = m.group("msg").strip()
@@ -963,7 +1005,10 @@ def _warning(st: Scan, line: str, s: str) -> int | None:
     def ends(nxt: str) -> bool:
         t = nxt.strip()
         return (
-            _indent(nxt) >= source or t.startswith("warnings.warn") or bool(_WARNING_LINE.match(t)) or _is_exc_line(t)
+            _indent(nxt) >= source
+            or t.startswith("warnings.warn")
+            or ("Warning" in t and bool(_WARNING_LINE.match(t)))
+            or _is_exc_line(t)
         )
 
     more, j = _collect(st.lines, st.i + 1, 8 - bool(first), ends)
@@ -1039,9 +1084,11 @@ def _message_lines(st: Scan, first: str) -> tuple[list[str], int]:
         if _is_structural(nxt) or nxt.strip() == "python-BaseException":
             break
         opens_more = bool(msg_lines) and msg_lines[-1].rstrip().endswith(("raised:", "error:"))
-        if (not opens_more and not indented and _is_exc_line(nxt)) or _WARNING_LINE.match(nxt.strip()):
+        if (not opens_more and not indented and _is_exc_line(nxt)) or (
+            "Warning" in nxt and _WARNING_LINE.match(nxt.strip())
+        ):
             break
-        if _VSCODE.match(nxt) or _tool_log_line(lines, j):
+        if (_debugger_words(nxt) and _VSCODE.match(nxt)) or _tool_log_line(lines, j):
             break  # "wandb: Synced run ...": another tool's log lines after the error
         if not any(ch.isalnum() for ch in nxt) and _ends_message(lines, j + 1):
             break  # a closing delimiter of the poster's (">>", "---", a code fence), not the message

@@ -261,3 +261,31 @@ def test_line_numbers_and_rank_prefixes_are_taken_off(paste):
 
 def test_numbers_inside_a_message_are_not_a_gutter():
     assert parse_text("RuntimeError: boom\n1 2 3\n4 5 6").message == "boom\n1 2 3\n4 5 6"
+
+
+def _interleaved(ranks: list[int], lines: list[str]) -> list[str]:
+    """Each line printed by every rank in turn, as ``srun -l`` shows two ranks failing together."""
+    return [f"{r}: {line}" for line in lines for r in ranks]
+
+
+@pytest.mark.parametrize(
+    "paste",
+    [
+        "\n".join(_interleaved([0, 1], TB_LINES)),
+        "\n".join(_interleaved([3, 1, 2], TB_LINES)),
+        "两张卡一起跑的时候 srun 打出来是这样的：\n" + "\n".join(_interleaved([0, 1], TB_LINES)) + "\n请问怎么解决？",
+    ],
+)
+def test_ranks_interleaved_line_by_line_are_read_as_one(paste):
+    """Several ranks' tracebacks cut into each other: the frame's code line was lost (the next line
+    was another rank's frame header). The rank that printed last is read on its own."""
+    p = parse_text(paste)
+    assert p.exc_type == "RuntimeError" and p.message == "grad can be implicitly created only for scalar outputs"
+    assert p.user_frame is not None and (p.user_frame.line, p.user_frame.code) == (3, "loss.backward()")
+
+
+def test_a_numbered_list_is_not_ranks():
+    # counted lines, or numbers that do not repeat, are no launcher's ranks
+    text = "1: first step\n2: second step\n3: third step\n4: RuntimeError: boom"
+    assert parse_text(text).message == "boom"
+    assert "1: first step" in parse_text("note:\n1: first step\n7: other\nRuntimeError: boom\n").lines
