@@ -370,6 +370,20 @@ def parser_rules() -> list[tuple[str, object, int, tuple]]:
         (textio, "_CONTROL"): ("sub",),
         (textio, "_HAS_CONTROL"): ("search",),
     }
+    # applied to each line of a paste of a few lines, before it is split back into lines (MAX_FLAT_LINE)
+    flat_line = {
+        "_FENCE": ("match",),
+        "_RICH_EDGE": ("match",),
+        "_GROUP_SEP": ("match",),
+        "_GROUP_BAR": ("sub",),
+        "_ANY_PREFIX": ("match",),
+        "_DISTRIBUTED": ("match",),
+        "_REFLOW": ("findall", "split"),
+        "_FRAME_INLINE": ("match",),
+        "_FINAL_IN_FLAT": ("search",),
+    }
+    for name, ops in flat_line.items():
+        out.append((f"parser.{name}@flat", getattr(parser, name), parser.MAX_FLAT_LINE, ops))
     for mod, cap in caps.items():
         for name, v in sorted(vars(mod).items()):
             items = []

@@ -34,6 +34,7 @@ from .textio import Lazy, strip_controls
 
 MAX_CHARS = 300_000  # keep the tail of longer pastes: the final exception is at the end
 MAX_LINE = 6_000  # longer lines are cut (a message's identifying words come first)
+MAX_FLAT_LINE = 64_000  # a line of a paste that lost its newlines, before it is split back into lines
 MAX_MESSAGE_LINES = 40
 MAX_NOTEBOOK_STRINGS = 20_000  # strings read from a notebook's cut JSON (a traceback has far fewer)
 
@@ -406,6 +407,11 @@ def clean(text: str, budget: Budget | None = None) -> tuple[list[str], set[str],
     if text[:1].isdigit() or "\n1" in text[:2000]:
         text = _strip_gutter(text)
     raw_lines = text.split("\n")
+    # a paste of a few lines may be one that lost its newlines: its lines keep MAX_FLAT_LINE
+    # characters until they are split back (cut at MAX_LINE first, a long flattened traceback lost
+    # its last frames and the exception line); every line is cut at MAX_LINE after that
+    few = sum(1 for r in raw_lines if r.strip() and not _FENCE.match(r[:MAX_LINE])) <= 3
+    cap = MAX_FLAT_LINE if few else MAX_LINE
     lines: list[str] = []
     tags: list[str] = []
     k, n_raw, next_check, chars = 0, len(raw_lines), 0, 0
@@ -419,7 +425,7 @@ def clean(text: str, budget: Budget | None = None) -> tuple[list[str], set[str],
                     k = n_raw - _TAIL_LINES  # out of time: clean the end of the paste only
                     continue
         k += 1
-        line = raw[:MAX_LINE].rstrip()
+        line = raw[:cap].rstrip()
         lead = line.lstrip()[:1]  # what the box, fence and group expressions start with, looked at first
         if lead in "`~" and lead and _FENCE.match(line):
             continue
@@ -454,7 +460,9 @@ def clean(text: str, budget: Budget | None = None) -> tuple[list[str], set[str],
                 hints.add("flattened")
             flat.extend(re_lines)
         lines = flat
-        tags = [""] * len(lines)
+        tags = [""] * len(lines)  # one line's prefix, not a logger's on each
+    if few:
+        lines = [l[:MAX_LINE] for l in lines]
     return lines, hints, tags
 
 

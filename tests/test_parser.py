@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from explainer.parser import parse_text
+from explainer.parser import MAX_LINE, parse_text
 
 from .conftest import FIXTURES, read_cases
 
@@ -289,3 +289,30 @@ def test_a_numbered_list_is_not_ranks():
     text = "1: first step\n2: second step\n3: third step\n4: RuntimeError: boom"
     assert parse_text(text).message == "boom"
     assert "1: first step" in parse_text("note:\n1: first step\n7: other\nRuntimeError: boom\n").lines
+
+
+def _long_flat(n: int = 60) -> str:
+    frames = "".join(
+        f'  File "/usr/lib/python3.10/site-packages/torch/nn/modules/module.py", line {100 + i}, in _call_impl'
+        f"    return forward_call(*args, **kwargs)"
+        for i in range(n)
+    )
+    return (
+        'Traceback (most recent call last):  File "/home/u/train.py", line 7, in <module>    loss.backward()'
+        + frames
+        + "RuntimeError: grad can be implicitly created only for scalar outputs"
+    )
+
+
+@pytest.mark.parametrize(
+    "paste",
+    [_long_flat(), "[rank0]: " + _long_flat(), "跑到一半报错，复制出来变成一行了：\n" + _long_flat() + "\n求助"],
+)
+def test_a_long_flattened_traceback_keeps_its_end(paste):
+    """Over MAX_LINE characters on one line: the line was cut before it was split back into lines,
+    so the last frames and the exception line were lost (no message at all)."""
+    assert len(_long_flat()) > MAX_LINE
+    p = parse_text(paste)
+    assert p.exc_type == "RuntimeError" and p.message == "grad can be implicitly created only for scalar outputs"
+    assert len(p.frames) == 61 and p.user_frame.code == "loss.backward()"
+    assert p.format in ("flattened", "distributed_prefixed")
