@@ -380,7 +380,9 @@ def parser_rules() -> list[tuple[str, object, int, tuple]]:
         "_DISTRIBUTED": ("match",),
         "_REFLOW": ("findall", "split"),
         "_FRAME_INLINE": ("match",),
-        "_FINAL_IN_FLAT": ("search",),
+        "_FINAL_IN_FLAT": ("search", "findall"),  # (findall: the work finditer does)
+        "_IPY_SPLIT": ("split",),
+        "_IPY_HEADER": ("match",),
     }
     for name, ops in flat_line.items():
         out.append((f"parser.{name}@flat", getattr(parser, name), parser.MAX_FLAT_LINE, ops))

@@ -342,9 +342,72 @@ _FINAL_IN_FLAT = Lazy(
 )
 
 
+# IPython 7 and older, flattened: where a line started ("<ipython-input-5-ab> in <module>", a file
+# frame "/x/y.py in f(", an arrow "----> 2 ", a context line "    183 "); its separator is dropped.
+# (A file frame starts after a character no path holds and scans path characters only, an arrow at
+# its first dash, a run of spaces at its start: each character is scanned from one start at most.)
+_IPY_SPLIT = Lazy(
+    r"-{20,}+"
+    r"|(?=<ipython-input-[\w-]{1,80}> in )"
+    r"|(?<![\w/\\.~-])(?=(?:[A-Za-z]:\\|/)[\w/\\.~-]{1,400}?\.pyx? in [\w<>.]{1,100}\()"
+    r"|(?<!-)(?=-{1,12}> ?\d{1,6} )"
+    r"|(?<!\s)\s{2,}+(?=\d{1,6}(?!\d))"
+)
+
+
+def _empty_context(piece: str) -> int:
+    """The length of an empty context line ("186") that the next frame's path is glued to
+    ("186/opt/x.py in f("), else 0. (Plain code: as an expression it is quadratic when searched.)"""
+    d = len(piece) - len(piece.lstrip("0123456789"))
+    rest = piece[d:]
+    k = rest.find(" in ")
+    path = rest[:k]
+    if 0 < d <= 6 and k > 0 and (path[:1] == "/" or path[1:3] == ":\\") and path.endswith((".py", ".pyx")):
+        return d if " " not in path else 0
+    return 0
+
+
+def _ipython_lines(text: str) -> list[str]:
+    out = []
+    for piece in _IPY_SPLIT.split(text):
+        piece = piece.strip()
+        if not piece:
+            continue
+        if piece[0].isdigit():  # a context line, indented as IPython prints it
+            d = _empty_context(piece)
+            if d:
+                out.append("    " + piece[:d])
+                piece = piece[d:]
+            else:
+                piece = "    " + piece
+        out.append(piece)
+    return out
+
+
+def _reflow_ipython(line: str) -> list[str]:
+    """An old IPython traceback that lost its newlines, split back into the lines IPython prints:
+    the header, each frame, its context lines (indented) and its arrow, then the exception. The
+    exception is the last "Type:" of the type the header names (glued to the line before it when
+    the newlines were dropped with nothing in their place), else the last that reads as one."""
+    lines = _ipython_lines(line)
+    header = next((m for m in map(_IPY_HEADER.match, lines[:3]) if m), None)
+    cut = line.rfind(header.group(1) + ":") if header else -1
+    if cut <= line.find("Traceback (most recent call last)"):
+        cut = -1
+        for m in _FINAL_IN_FLAT.finditer(line):
+            cut = m.start()
+    if cut < 0:
+        return lines
+    return _ipython_lines(line[:cut]) + [line[cut:].strip()]
+
+
 def _reflow(line: str) -> list[str]:
     """Split one long line that holds a whole traceback back into lines."""
     if len(_REFLOW.findall(line[:200_000])) < 2:
+        if "Traceback (most recent call last)" in line and "> " in line and " in " in line:
+            ipython = _reflow_ipython(line)  # no `File "..."` frames: IPython 7's own layout, maybe
+            if len(ipython) > 3 and any(_IPY_HEADER.match(l) for l in ipython[:3]):
+                return ipython
         return [line]
     pieces = _REFLOW.split(line)
     out: list[str] = []
@@ -490,11 +553,12 @@ _FRAME_RES = [
     # IPython 8 cells: Cell In[3], line 5   /  Input In [3], in <cell line: 5>()
     ("ipython", re.compile(r"^\s*(?P<file>Cell In\s?\[\d*\]), line (?P<line>\d+)(?:, in (?P<func>[\w<>.]+))?")),
     ("ipython", re.compile(r"^\s*(?P<file>Input In \[\d*\]), in (?P<func>[^\n(]+)")),
-    # old IPython / Colab: <ipython-input-9-abc> in <module>()   /path/x.py in f(a, b)
+    # old IPython / Colab: <ipython-input-9-abc> in <module>()   /path/x.py in f(a, b); IPython 7 drops
+    # the parentheses of <module>
     (
         "ipython",
         re.compile(
-            r"^\s*(?P<file><ipython-input-[\w-]+>|(?:[A-Za-z]:[\\/]|/|~)[^\n]*?\.pyx?) in (?P<func>[\w<>.]+)\(.*\)?\s*$"
+            r"^\s*(?P<file><ipython-input-[\w-]+>|(?:[A-Za-z]:[\\/]|/|~)[^\n]*?\.pyx?) in (?P<func>[\w<>.]+)(?:\(.*)?$"
         ),
     ),
     # rich: /path/x.py:12 in f   (borders already removed)
@@ -513,7 +577,7 @@ _FRAME_RES = [
     ("pytest", re.compile(r"^(?P<file>[^\s:][^:\n]*\.py):(?P<line>\d+): in (?P<func>[\w<>.]+)\s*$")),
 ]
 _ARROW = re.compile(r"^\s*-+>\s*(?P<line>\d+)\s(?P<code>.*)$")
-_IPY_CONTEXT = re.compile(r"^\s{2,}\d+\s")
+_IPY_CONTEXT = re.compile(r"^\s{2,}\d+(?:\s|$)")  # a context line, empty ones too ("    117")
 
 
 def caret_focus(code_line: str, marker_line: str) -> str | None:

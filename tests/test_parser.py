@@ -316,3 +316,46 @@ def test_a_long_flattened_traceback_keeps_its_end(paste):
     assert p.exc_type == "RuntimeError" and p.message == "grad can be implicitly created only for scalar outputs"
     assert len(p.frames) == 61 and p.user_frame.code == "loss.backward()"
     assert p.format in ("flattened", "distributed_prefixed")
+
+
+OLD_IPYTHON = """\
+---------------------------------------------------------------------------
+RuntimeError                              Traceback (most recent call last)
+<ipython-input-5-3f2a> in <module>
+      1 x = torch.randn(3, requires_grad=True)
+----> 2 (x * 2).backward()
+
+/opt/conda/lib/python3.7/site-packages/torch/tensor.py in backward(self, gradient, retain_graph, create_graph)
+    184         \"\"\"
+--> 185         torch.autograd.backward(self, gradient, retain_graph, create_graph)
+    186
+
+/opt/conda/lib/python3.7/site-packages/torch/autograd/__init__.py in backward(tensors, grad_tensors)
+    117
+--> 119     grad_tensors = _make_grads(tensors, grad_tensors)
+    120     if retain_graph is None:
+
+RuntimeError: grad can be implicitly created only for scalar outputs
+"""
+
+
+@pytest.mark.parametrize(
+    "paste",
+    [
+        OLD_IPYTHON,
+        " ".join(OLD_IPYTHON.splitlines()),  # a forum that joined the lines with spaces
+        "".join(OLD_IPYTHON.splitlines()),  # Kaggle's comments: with nothing, the type glued to the code
+        "Kaggle 上复制下来的报错：\n" + "".join(OLD_IPYTHON.splitlines()) + "\n这是什么原因？",
+    ],
+)
+def test_ipython_7_frames_whole_and_flattened(paste):
+    """IPython 7 prints `<ipython-input-5-3f2a> in <module>` (no parentheses) and empty context
+    lines ("    117"): the cell's frame was not read, and a context line was taken for code."""
+    p = parse_text(paste)
+    assert p.exc_type == "RuntimeError" and p.message == "grad can be implicitly created only for scalar outputs"
+    assert [(f.file.rsplit("/", 1)[-1], f.line, f.code) for f in p.frames] == [
+        ("<ipython-input-5-3f2a>", 2, "(x * 2).backward()"),
+        ("tensor.py", 185, "torch.autograd.backward(self, gradient, retain_graph, create_graph)"),
+        ("__init__.py", 119, "grad_tensors = _make_grads(tensors, grad_tensors)"),
+    ]
+    assert p.user_frame.file == "<ipython-input-5-3f2a>"
