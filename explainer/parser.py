@@ -41,7 +41,7 @@ MAX_NOTEBOOK_STRINGS = 20_000  # strings read from a notebook's cut JSON (a trac
 # ---------------------------------------------------------------------------------------------
 # pass 1: cleaning
 
-_FENCE = re.compile(r"^\s*(```|~~~)[\w+-]*\s*$")
+_FENCE = Lazy(r"^\s*(```|~~~)[\w+-]*\s*$")
 _PREFIXES = [
     r"^\[(?:rank|default|local_rank)?\d+\]\s*:\s?",  # [rank0]: / [default1]: / [0]:
     r"^\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?\s*(?:[-|:]\s*)?",  # ISO time
@@ -56,12 +56,12 @@ _PREFIXES = [
     r"^\d{1,3}: (?=\s*(?:File |Traceback|\w+Error|\[rank))",  # srun -l / torchrun "0: "
     r"^>(?!>>) ?",  # a quoted reply or a Markdown blockquote ("> "), not the REPL's ">>> "
 ]
-_RICH_EDGE = re.compile(r"^\s*[╭╰┏┗+][─━\-]")
-_GROUP_BAR = re.compile(r"^(?:\s*+\|)++\s?")  # ExceptionGroup boxes (3.11+)
-_GROUP_SEP = re.compile(r"^\s*\+[-+]+( \d+ -+| \.\.\.)")
+_RICH_EDGE = Lazy(r"^\s*[╭╰┏┗+][─━\-]")
+_GROUP_BAR = Lazy(r"^(?:\s*+\|)++\s?")  # ExceptionGroup boxes (3.11+)
+_GROUP_SEP = Lazy(r"^\s*\+[-+]+( \d+ -+| \.\.\.)")
 
 
-_ANY_PREFIX = re.compile("|".join(f"(?:{p})" for p in _PREFIXES))
+_ANY_PREFIX = Lazy("|".join(f"(?:{p})" for p in _PREFIXES))
 
 
 _BORDERS = "│┃|"
@@ -98,7 +98,7 @@ def strip_prefixes(line: str) -> str:
     return _split_prefix(line)[1]
 
 
-_DIGITS = re.compile(r"\d+")
+_DIGITS = Lazy(r"\d+")
 
 
 def _from_notebook_json(text: str) -> str | None:
@@ -532,52 +532,50 @@ def clean(text: str, budget: Budget | None = None) -> tuple[list[str], set[str],
 # ---------------------------------------------------------------------------------------------
 # pass 2: scanning
 
-_TB_START = re.compile(r"^\s*(?:Original )?Traceback \(most recent call last\):?\s*$")
-_IPY_HEADER = re.compile(r"^\s*((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)\s{3,}Traceback \(most recent call last\)")
-_CAUSE = re.compile(r"The above exception was the direct cause of the following exception")
-_CONTEXT = re.compile(r"During handling of the above exception, another exception occurred")
-_WORKER = re.compile(r"Caught (\w+) in DataLoader worker process \d+")
+_TB_START = Lazy(r"^\s*(?:Original )?Traceback \(most recent call last\):?\s*$")
+_IPY_HEADER = Lazy(r"^\s*((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)\s{3,}Traceback \(most recent call last\)")
+_CAUSE = Lazy(r"The above exception was the direct cause of the following exception")
+_CONTEXT = Lazy(r"During handling of the above exception, another exception occurred")
+_WORKER = Lazy(r"Caught (\w+) in DataLoader worker process \d+")
 
 _FRAME_RES = [
     # standard CPython: File "x.py", line 3, in f
-    ("standard", re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>\S+))?\s*(?P<code>.*)$')),
+    ("standard", Lazy(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>\S+))?\s*(?P<code>.*)$')),
     # IPython 8 / Spyder: File ~/x.py:12, in f(x)   File D:\a\b.py:581 in backward
     (
         "ipython",
-        re.compile(
+        Lazy(
             r"^\s*File (?P<file>(?:[A-Za-z]:[\\/]|~|/|\.|\w)[^\n]*?):(?P<line>\d+),? in (?P<func>[\w<>.\[\]-]+)(?:\([^)]*\))?\s*(?P<code>.*)$"
         ),
     ),
     # Spyder's module-level frame: File D:\proj\train.py:30 (no function named)
-    ("ipython", re.compile(r"^\s*File (?P<file>(?:[A-Za-z]:[\\/]|~|/|\.)[^\n:]*?\.pyx?):(?P<line>\d+)\s*$")),
+    ("ipython", Lazy(r"^\s*File (?P<file>(?:[A-Za-z]:[\\/]|~|/|\.)[^\n:]*?\.pyx?):(?P<line>\d+)\s*$")),
     # IPython 8 cells: Cell In[3], line 5   /  Input In [3], in <cell line: 5>()
-    ("ipython", re.compile(r"^\s*(?P<file>Cell In\s?\[\d*\]), line (?P<line>\d+)(?:, in (?P<func>[\w<>.]+))?")),
-    ("ipython", re.compile(r"^\s*(?P<file>Input In \[\d*\]), in (?P<func>[^\n(]+)")),
+    ("ipython", Lazy(r"^\s*(?P<file>Cell In\s?\[\d*\]), line (?P<line>\d+)(?:, in (?P<func>[\w<>.]+))?")),
+    ("ipython", Lazy(r"^\s*(?P<file>Input In \[\d*\]), in (?P<func>[^\n(]+)")),
     # old IPython / Colab: <ipython-input-9-abc> in <module>()   /path/x.py in f(a, b); IPython 7 drops
     # the parentheses of <module>
     (
         "ipython",
-        re.compile(
+        Lazy(
             r"^\s*(?P<file><ipython-input-[\w-]+>|(?:[A-Za-z]:[\\/]|/|~)[^\n]*?\.pyx?) in (?P<func>[\w<>.]+)(?:\(.*)?$"
         ),
     ),
     # rich: /path/x.py:12 in f   (borders already removed)
     (
         "rich",
-        re.compile(
-            r"^\s*(?P<file>(?:[A-Za-z]:[\\/]|/|~)[^\s:]*(?: [^\s:]+)*\.py):(?P<line>\d+) in (?P<func>[\w<>.]+)\s*$"
-        ),
+        Lazy(r"^\s*(?P<file>(?:[A-Za-z]:[\\/]|/|~)[^\s:]*(?: [^\s:]+)*\.py):(?P<line>\d+) in (?P<func>[\w<>.]+)\s*$"),
     ),
     # pdb / ipdb: > /path/x.py(12)forward()
     (
         "debugger",
-        re.compile(r"^>?\s*(?P<file>(?:[A-Za-z]:[\\/]|/|~|\.)[^\s()]*\.py)\((?P<line>\d+)\)(?P<func>[\w<>]+)\(\)\s*$"),
+        Lazy(r"^>?\s*(?P<file>(?:[A-Za-z]:[\\/]|/|~|\.)[^\s()]*\.py)\((?P<line>\d+)\)(?P<func>[\w<>]+)\(\)\s*$"),
     ),
     # pytest: path/x.py:12: in test_f
-    ("pytest", re.compile(r"^(?P<file>[^\s:][^:\n]*\.py):(?P<line>\d+): in (?P<func>[\w<>.]+)\s*$")),
+    ("pytest", Lazy(r"^(?P<file>[^\s:][^:\n]*\.py):(?P<line>\d+): in (?P<func>[\w<>.]+)\s*$")),
 ]
-_ARROW = re.compile(r"^\s*-+>\s*(?P<line>\d+)\s(?P<code>.*)$")
-_IPY_CONTEXT = re.compile(r"^\s{2,}\d+(?:\s|$)")  # a context line, empty ones too ("    117")
+_ARROW = Lazy(r"^\s*-+>\s*(?P<line>\d+)\s(?P<code>.*)$")
+_IPY_CONTEXT = Lazy(r"^\s{2,}\d+(?:\s|$)")  # a context line, empty ones too ("    117")
 
 
 def caret_focus(code_line: str, marker_line: str) -> str | None:
@@ -591,12 +589,12 @@ def caret_focus(code_line: str, marker_line: str) -> str | None:
     return piece or None
 
 
-_MARKERS = re.compile(r"^[\^~\s]++$")
-_REPEATED = re.compile(r"^\s*\[Previous line repeated \d+ more times?\]")
-_PYTEST_SRC = re.compile(r"^>\s{3,}(?P<code>\S.*)$")
-_PYTEST_LOC = re.compile(r"^(?P<file>[^\s:][^:\n]*\.py):(?P<line>\d+): (?P<type>\w+)$")
-_FAILED_SUMMARY = re.compile(r"^(?:FAILED|ERROR) \S+ - (?P<rest>.+)$")
-_VSCODE = re.compile(r"^\s*(?:Exception has occurred|发生异常|例外が発生しました)\s*[:：]\s*(?P<type>[\w.]+)\s*$")
+_MARKERS = Lazy(r"^[\^~\s]++$")
+_REPEATED = Lazy(r"^\s*\[Previous line repeated \d+ more times?\]")
+_PYTEST_SRC = Lazy(r"^>\s{3,}(?P<code>\S.*)$")
+_PYTEST_LOC = Lazy(r"^(?P<file>[^\s:][^:\n]*\.py):(?P<line>\d+): (?P<type>\w+)$")
+_FAILED_SUMMARY = Lazy(r"^(?:FAILED|ERROR) \S+ - (?P<rest>.+)$")
+_VSCODE = Lazy(r"^\s*(?:Exception has occurred|发生异常|例外が発生しました)\s*[:：]\s*(?P<type>[\w.]+)\s*$")
 _TB_TEXT = "Traceback (most recent call last)"
 
 
@@ -604,15 +602,11 @@ def _debugger_words(line: str) -> bool:
     return "Exception has occurred" in line or "发生异常" in line or "例外が発生しました" in line
 
 
-_TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<type>[^']+)'")
-_WHAT = re.compile(r"^\s*what\(\):\s*(?P<msg>.*)$")
-_WARNING_LINE = re.compile(r"^(?P<file>\S[^\n]*?):(?P<line>\d+): (?P<type>\w*Warning): ?(?P<msg>.*)$")
-_EXC_LINE = re.compile(
-    r"^(?P<indent>\s*)(?P<type>(?:[A-Za-z_]\w*(?:\.|::))*[A-Za-z_]\w*)(?:(?:\s*[:：]\s?)(?P<msg>.*))?$"
-)
-_EXC_SUFFIX = re.compile(
-    r"(?:Error|Exception|Warning|Exit|Interrupt|Failed|Unsupported|Missing|Iteration|Timeout|Exceeded)$"
-)
+_TERMINATE = Lazy(r"terminate called after throwing an instance of '(?P<type>[^']+)'")
+_WHAT = Lazy(r"^\s*what\(\):\s*(?P<msg>.*)$")
+_WARNING_LINE = Lazy(r"^(?P<file>\S[^\n]*?):(?P<line>\d+): (?P<type>\w*Warning): ?(?P<msg>.*)$")
+_EXC_LINE = Lazy(r"^(?P<indent>\s*)(?P<type>(?:[A-Za-z_]\w*(?:\.|::))*[A-Za-z_]\w*)(?:(?:\s*[:：]\s?)(?P<msg>.*))?$")
+_EXC_SUFFIX = Lazy(r"(?:Error|Exception|Warning|Exit|Interrupt|Failed|Unsupported|Missing|Iteration|Timeout|Exceeded)$")
 _KNOWN_TYPES = {"KeyboardInterrupt", "StopIteration", "GeneratorExit", "SystemExit", "python-BaseException"}
 # An exception quoted inside prose: the type may be glued to Chinese text (CJK characters are \w to
 # Python's re, so only ASCII word characters may not precede it), wrapped alone in Markdown emphasis
@@ -636,7 +630,7 @@ _CAMEL = Lazy(r"^[A-Z]\w*$")
 _N_FRAMES = Lazy(r"^\s*+\d++ frames?\s*$")
 _ELLIPSIS = Lazy(r"^\s*+\.\.\.\s*$")
 _WHAT_INLINE = Lazy(r"what\(\):\s*+(?P<msg>.*)$")
-_CPP = re.compile(r"^\s*(?:Exception raised from .* \(most recent call first\):|frame #\d+: )")
+_CPP = Lazy(r"^\s*(?:Exception raised from .* \(most recent call first\):|frame #\d+: )")
 _SIGNAL_RES = [
     # (an assertion's text stops at the next "Assertion": a match from an earlier one would also be
     # one from that later one, and each character is then scanned from one start only)
@@ -662,11 +656,11 @@ _SIGNAL_RES = [
 ]
 # every signal expression above contains one of these words: lines without any skip the expressions.
 # Matched against the lower-cased line: an IGNORECASE alternation is several times slower.
-_SIGNAL_WORDS = re.compile(
+_SIGNAL_WORDS = Lazy(
     "assert|cuda kernel|nccl|watchdog|killed|segmentation|bus error|core dumped|sig|exitcode|oom|shm|shared memory|terminate called"
 )
 # ("site-packages" anywhere makes a path a library path, so "/torch/" needs no look-ahead for it)
-_LIB = re.compile(
+_LIB = Lazy(
     r"(?:site-packages|dist-packages|[\\/]lib[\\/]python\d[\d.]*[\\/]|[\\/]Lib[\\/]|[\\/]pkgs[\\/]|"
     r"^<frozen |[\\/]torch[\\/]|^torch[\\/]|[\\/]importlib[\\/]|[\\/]\.pyenv[\\/]versions[\\/][^\\/]+[\\/]lib[\\/])"
 )

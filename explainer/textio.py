@@ -15,21 +15,26 @@ import os
 import re
 import stat
 
+_METHODS = ("match", "search", "fullmatch", "findall", "finditer", "sub", "split", "pattern", "flags", "groupindex")
+
 
 class Lazy:
-    """A regular expression compiled on first use: most pastes never need it, and compiling the
-    whole parser's expressions up front is most of the CLI's start-up time."""
+    """A regular expression compiled on first use: most pastes never need most of them, and
+    compiling them all up front is much of the CLI's start-up time. On first use the pattern's
+    methods become the object's own attributes, so later calls cost what a compiled pattern's do."""
 
-    __slots__ = ("_args", "_rx")
+    __slots__ = ("_args", "_rx", *_METHODS)
 
     def __init__(self, pattern: str, flags: int = 0) -> None:
         self._rx: re.Pattern[str] | None
         self._args, self._rx = (pattern, flags), None
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str):  # only for a name not set yet: the first use
         rx = self._rx
         if rx is None:
             rx = self._rx = re.compile(*self._args)
+            for method in _METHODS:
+                object.__setattr__(self, method, getattr(rx, method))
         return getattr(rx, name)
 
 
