@@ -342,14 +342,17 @@ _FINAL_IN_FLAT = Lazy(
 )
 
 
-# IPython 7 and older, flattened: where a line started ("<ipython-input-5-ab> in <module>", a file
-# frame "/x/y.py in f(", an arrow "----> 2 ", a context line "    183 "); its separator is dropped.
+# IPython's own layout, flattened: where a line started ("<ipython-input-5-ab> in <module>", a file
+# frame "/x/y.py in f(", IPython 8's "Cell In[3], line 2" and "File ~/x.py:522, in f", an arrow
+# "----> 2 ", a context line "    183 "); its separator is dropped.
 # (A file frame starts after a character no path holds and scans path characters only, an arrow at
 # its first dash, a run of spaces at its start: each character is scanned from one start at most.)
 _IPY_SPLIT = Lazy(
     r"-{20,}+"
     r"|(?=<ipython-input-[\w-]{1,80}> in )"
     r"|(?<![\w/\\.~-])(?=(?:[A-Za-z]:\\|/)[\w/\\.~-]{1,400}?\.pyx? in [\w<>.]{1,100}\()"
+    r"|(?=Cell In\s?\[\d{0,6}\], line \d)"  # IPython 8's cell frame
+    r"|(?<!\w)(?=File (?:[A-Za-z]:\\|~|/)[\w/\\.~-]{1,400}?\.pyx?:\d{1,7}, in )"  # and its file frame
     r"|(?<!-)(?=-{1,12}> ?\d{1,6} )"
     r"|(?<!\s)\s{2,}+(?=\d{1,6}(?!\d))"
 )
@@ -403,11 +406,11 @@ def _reflow_ipython(line: str) -> list[str]:
 
 def _reflow(line: str) -> list[str]:
     """Split one long line that holds a whole traceback back into lines."""
+    if "Traceback (most recent call last)" in line and "> " in line and " in " in line:
+        ipython = _reflow_ipython(line)  # IPython's layout: a "Type   Traceback" header, arrows
+        if len(ipython) > 3 and any(_IPY_HEADER.match(l) for l in ipython[:3]):
+            return ipython
     if len(_REFLOW.findall(line[:200_000])) < 2:
-        if "Traceback (most recent call last)" in line and "> " in line and " in " in line:
-            ipython = _reflow_ipython(line)  # no `File "..."` frames: IPython 7's own layout, maybe
-            if len(ipython) > 3 and any(_IPY_HEADER.match(l) for l in ipython[:3]):
-                return ipython
         return [line]
     pieces = _REFLOW.split(line)
     out: list[str] = []

@@ -359,3 +359,44 @@ def test_ipython_7_frames_whole_and_flattened(paste):
         ("__init__.py", 119, "grad_tensors = _make_grads(tensors, grad_tensors)"),
     ]
     assert p.user_frame.file == "<ipython-input-5-3f2a>"
+
+
+IPYTHON_8 = """\
+---------------------------------------------------------------------------
+RuntimeError                              Traceback (most recent call last)
+Cell In[3], line 2
+      1 x = torch.randn(3, requires_grad=True)
+----> 2 (x * 2).backward()
+
+File ~/miniconda3/lib/python3.11/site-packages/torch/_tensor.py:522, in Tensor.backward(self, gradient)
+    512 if has_torch_function_unary(self):
+--> 522 torch.autograd.backward(
+    523     self, gradient, retain_graph, create_graph, inputs=inputs
+    524 )
+
+File ~/miniconda3/lib/python3.11/site-packages/torch/autograd/__init__.py:259, in backward(tensors, grad_tensors)
+--> 259 grad_tensors_ = _make_grads(tensors, grad_tensors_, is_grads_batched=False)
+
+RuntimeError: grad can be implicitly created only for scalar outputs
+"""
+
+
+@pytest.mark.parametrize(
+    "paste",
+    [
+        IPYTHON_8,
+        " ".join(IPYTHON_8.splitlines()),
+        "".join(IPYTHON_8.splitlines()),
+        "Jupyter 里的报错复制过来成了一行：" + " ".join(IPYTHON_8.splitlines()),
+    ],
+)
+def test_ipython_8_flattened_keeps_the_cell_frame(paste):
+    """Flattened, IPython 8's layout was split at its `File ...:522, in` frames only: the
+    `Cell In[3], line 2` frame (the user's) was lost, and with nothing between the lines all were."""
+    p = parse_text(paste)
+    assert p.exc_type == "RuntimeError" and p.message == "grad can be implicitly created only for scalar outputs"
+    assert [(f.file.rsplit("/", 1)[-1], f.line, f.code) for f in p.frames] == [
+        ("Cell In[3]", 2, "(x * 2).backward()"),
+        ("_tensor.py", 522, "torch.autograd.backward("),
+        ("__init__.py", 259, "grad_tensors_ = _make_grads(tensors, grad_tensors_, is_grads_batched=False)"),
+    ]
