@@ -16,6 +16,7 @@ import traceback
 
 from .model import Parsed
 from .parser import is_library, parse_text
+from .textio import USER_CODE
 
 MAX_TENSORS = 8
 
@@ -65,7 +66,7 @@ def _user_frame(tb):
 def _names(code: str) -> list[str]:
     """Dotted names on the line (``x``, ``model.fc.weight``), outermost expressions first."""
     try:
-        tree = ast.parse(code.strip())
+        tree = ast.parse(code.strip(), USER_CODE)
     except (SyntaxError, ValueError):
         return []
     out: list[str] = []

@@ -30,7 +30,7 @@ import re
 
 from .budget import PARSE_RESERVE, Budget
 from .model import Frame, Link, Other, Parsed, Signal
-from .textio import Lazy, strip_controls
+from .textio import USER_CODE, Lazy, strip_controls
 
 MAX_CHARS = 300_000  # keep the tail of longer pastes: the final exception is at the end
 MAX_LINE = 6_000  # longer lines are cut (a message's identifying words come first)
@@ -694,7 +694,7 @@ def _is_code(line: str) -> bool:
     if not text or len(text) > 200 or text.endswith(":") or not _CODEISH.search(text) or not text.isascii():
         return False  # ("Traceback (most recent call last):" is the usual line before a first frame)
     try:
-        compile(text, "<paste>", "exec", dont_inherit=True)  # a syntax check only: never executed
+        compile(text, USER_CODE, "exec", dont_inherit=True)  # a syntax check only: never executed
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
@@ -1378,7 +1378,7 @@ def _raised_literal(code: str | None) -> tuple[str | None, str | None]:
     import ast  # only for a paste cut after a raise line: not at start-up
 
     try:
-        node = ast.parse(code.strip(), mode="exec").body[0]
+        node = ast.parse(code.strip(), USER_CODE, mode="exec").body[0]
     except (SyntaxError, ValueError, RecursionError, MemoryError, IndexError):
         return None, None
     if not isinstance(node, ast.Raise) or not isinstance(node.exc, ast.Call):

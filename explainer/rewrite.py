@@ -53,6 +53,8 @@ import ast
 import re
 from functools import lru_cache
 
+from .textio import USER_CODE
+
 OPS = ("method", "receiver", "arg", "args", "kwarg", "call", "value", "name", "bitwise", "line", "before", "target")
 MAX_TARGET_LINES = 200  # how far above the failing line a ``target`` is looked for
 MAX_LINE = 500  # a longer line is not rewritten (its ast could be costly and it is not one statement)
@@ -158,7 +160,7 @@ def _statement(text: str) -> ast.stmt | None:
     with a body appended), or None."""
     body = " pass" if text.endswith(":") and _HEADER.match(text) else ""
     try:
-        tree = ast.parse(text + body)
+        tree = ast.parse(text + body, USER_CODE)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     return tree.body[0] if len(tree.body) == 1 else None
@@ -219,7 +221,7 @@ def _code_values(line: str | None, focus: str | None) -> dict[str, str]:
     if len(text) > 500:
         return out
     try:
-        tree = ast.parse(text)
+        tree = ast.parse(text, USER_CODE)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return out
     if not tree.body:
@@ -253,7 +255,7 @@ def _code_values(line: str | None, focus: str | None) -> dict[str, str]:
 def _focused(stmt: ast.stmt, focus: str) -> ast.Call | None:
     """The call of the statement that Python's carets point at (the one that failed), if any."""
     try:
-        want = ast.unparse(ast.parse(focus.strip(), mode="eval").body)
+        want = ast.unparse(ast.parse(focus.strip(), USER_CODE, mode="eval").body)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     for node in ast.walk(stmt):
@@ -464,7 +466,7 @@ _HEADER = re.compile(r"^(if|while|for|with|async\s+for|async\s+with)\b")
 @lru_cache(maxsize=2048)
 def _parses(code: str) -> bool:
     try:
-        ast.parse(code)
+        ast.parse(code, USER_CODE)
         return True
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False

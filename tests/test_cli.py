@@ -350,3 +350,25 @@ def test_language_from_the_environment(monkeypatch):
     monkeypatch.setenv("LANG", "C.UTF-8")
     monkeypatch.setenv("LC_CTYPE", "zh_TW.UTF-8")
     assert detect_lang("RuntimeError: boom") == "zh"
+
+
+@pytest.mark.parametrize("args", [("explain", "--json", "-"), ("explain", "-")])
+def test_a_code_line_the_compiler_warns_about_prints_no_warning(args):
+    """The user's code line is parsed with ast (never run); the compiler's SyntaxWarning about it
+    ("invalid decimal literal" for `1if`) was printed to the user's terminal as if tbx had a problem."""
+    paste = (
+        b"x = 1if y else 2\n"  # a paste cut at the top: the line above the first frame
+        b'Traceback (most recent call last):\n  File "t.py", line 3, in <module>\n    x = 1if y else 2\n'
+        b"RuntimeError: grad can be implicitly created only for scalar outputs\n"
+    )
+    env_warnings = {**os.environ, "PYTHONWARNINGS": "default"}
+    out = subprocess.run(
+        [sys.executable, "-m", "explainer", *args],
+        input=paste,
+        capture_output=True,
+        cwd=ROOT,
+        timeout=120,
+        env=env_warnings,
+    )
+    assert out.returncode == 0 and b"Warning" not in out.stderr, out.stderr.decode()
+    assert b"backward-non-scalar-output" in out.stdout or "标量".encode() in out.stdout or b"scalar" in out.stdout
