@@ -267,8 +267,8 @@ class Matcher:
         self.entries = {k: v for k, v in index.entries.items() if not v.get("retired")}
         keys = getattr(index, "pattern_keys", None)
         if keys is None:  # an index that holds its rows in memory (tests, benchmarks): keys from them
-            rows = index.patterns
-            keys = [(r[0], (r[5] if len(r) > 5 and r[5] else pattern_features(r[2], r[4]))["tokens"]) for r in rows]
+            rows = [r if len(r) > 5 and r[5] else (*r[:5], pattern_features(r[2], r[4])) for r in index.patterns]
+            keys = [(r[0], r[5]["tokens"]) for r in rows]
             row = rows.__getitem__
         else:
             row = index.pattern_row

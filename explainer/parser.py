@@ -41,6 +41,7 @@ MAX_NOTEBOOK_STRINGS = 20_000  # strings read from a notebook's cut JSON (a trac
 # ---------------------------------------------------------------------------------------------
 # pass 1: cleaning
 
+_TB_TEXT = "Traceback (most recent call last)"
 _FENCE = Lazy(r"^\s*(```|~~~)[\w+-]*\s*$")
 _PREFIXES = [
     r"^\[(?:rank|default|local_rank)?\d+\]\s*:\s?",  # [rank0]: / [default1]: / [0]:
@@ -395,7 +396,7 @@ def _reflow_ipython(line: str) -> list[str]:
     lines = _ipython_lines(line)
     header = next((m for m in map(_IPY_HEADER.match, lines[:3]) if m), None)
     cut = line.rfind(header.group(1) + ":") if header else -1
-    if cut <= line.find("Traceback (most recent call last)"):
+    if cut <= line.find(_TB_TEXT):
         cut = -1
         for m in _FINAL_IN_FLAT.finditer(line):
             cut = m.start()
@@ -406,7 +407,7 @@ def _reflow_ipython(line: str) -> list[str]:
 
 def _reflow(line: str) -> list[str]:
     """Split one long line that holds a whole traceback back into lines."""
-    if "Traceback (most recent call last)" in line and "> " in line and " in " in line:
+    if "   " + _TB_TEXT in line:
         ipython = _reflow_ipython(line)  # IPython's layout: a "Type   Traceback" header, arrows
         if len(ipython) > 3 and any(_IPY_HEADER.match(l) for l in ipython[:3]):
             return ipython
@@ -444,6 +445,18 @@ _FRAME_INLINE = Lazy(
 )
 
 
+def _at_most_three_shown(raw_lines: list[str]) -> bool:
+    """Whether the paste has three lines or fewer that are not blank or a fence (looked at up to
+    the fourth: a long paste is not walked twice)."""
+    shown = 0
+    for r in raw_lines:
+        if r.strip() and not (r.lstrip()[:1] in "`~" and _FENCE.match(r[:MAX_LINE])):
+            shown += 1
+            if shown > 3:
+                return False
+    return True
+
+
 def clean(text: str, budget: Budget | None = None) -> tuple[list[str], set[str], list[str]]:
     """Lines ready for scanning, the format hints met on the way, and each line's prefix shape
     (its prefixes with the numbers taken out: lines of one message share it). Once ``budget`` is
@@ -476,7 +489,7 @@ def clean(text: str, budget: Budget | None = None) -> tuple[list[str], set[str],
     # a paste of a few lines may be one that lost its newlines: its lines keep MAX_FLAT_LINE
     # characters until they are split back (cut at MAX_LINE first, a long flattened traceback lost
     # its last frames and the exception line); every line is cut at MAX_LINE after that
-    few = sum(1 for r in raw_lines if r.strip() and not _FENCE.match(r[:MAX_LINE])) <= 3
+    few = _at_most_three_shown(raw_lines)
     cap = MAX_FLAT_LINE if few else MAX_LINE
     lines: list[str] = []
     tags: list[str] = []
@@ -597,12 +610,12 @@ _REPEATED = Lazy(r"^\s*\[Previous line repeated \d+ more times?\]")
 _PYTEST_SRC = Lazy(r"^>\s{3,}(?P<code>\S.*)$")
 _PYTEST_LOC = Lazy(r"^(?P<file>[^\s:][^:\n]*\.py):(?P<line>\d+): (?P<type>\w+)$")
 _FAILED_SUMMARY = Lazy(r"^(?:FAILED|ERROR) \S+ - (?P<rest>.+)$")
-_VSCODE = Lazy(r"^\s*(?:Exception has occurred|发生异常|例外が発生しました)\s*[:：]\s*(?P<type>[\w.]+)\s*$")
-_TB_TEXT = "Traceback (most recent call last)"
+_DEBUGGER_WORDS = ("Exception has occurred", "发生异常", "例外が発生しました")  # VS Code, in three languages
+_VSCODE = Lazy(r"^\s*(?:" + "|".join(_DEBUGGER_WORDS) + r")\s*[:：]\s*(?P<type>[\w.]+)\s*$")
 
 
 def _debugger_words(line: str) -> bool:
-    return "Exception has occurred" in line or "发生异常" in line or "例外が発生しました" in line
+    return any(w in line for w in _DEBUGGER_WORDS)
 
 
 _TERMINATE = Lazy(r"terminate called after throwing an instance of '(?P<type>[^']+)'")
