@@ -21,8 +21,9 @@ if TYPE_CHECKING:
     from .matcher import Matcher
 
 SCHEMA_VERSION = (
-    "11"  # 6: fixes and causes for the answer; 7: template regexes compiled linear; 9: head_share; 10: pieces;
-    # 11: the start-up blob holds each pattern's entry and words only, the rows are read when needed
+    "12"  # 6: fixes and causes for the answer; 7: template regexes compiled linear; 9: head_share; 10: pieces;
+    # 11: the start-up blob holds each pattern's entry and words only, the rows are read when needed;
+    # 12: it holds the matcher's word table, built once
 )
 _JSON_COLUMNS = ("exception_types", "frames", "signals", "excludes")
 
@@ -203,15 +204,20 @@ def _write(entries, tmp, kb_dir, fp) -> None:
                     "body": "\n".join(parts[1:]),
                 }
             )
-    # what the matcher loads on every start, as one JSON value: the entries, and of each pattern its
-    # entry and its words (what ranks the candidate patterns); a pattern's row is read from the
-    # patterns table (rowid = its place here + 1) when it is first a candidate
+    # what the matcher loads on every start, as one JSON value: the entries, each pattern's entry, and
+    # the word table that ranks the candidate patterns; a pattern's row is read from the patterns
+    # table (rowid = its place here + 1) when it is first a candidate
+    from .matcher import signal_literals, word_table
+
+    active = {r["id"] for r in rows if not r["retired"]}
+    blob_entries = [{k: (json.loads(v) if k in _JSON_COLUMNS else v) for k, v in r.items() if k != "doc"} for r in rows]
+    for b in blob_entries:
+        b["signal_literals"] = signal_literals(b)
     matcher_blob = json.dumps(
         {
-            "entries": [
-                {k: (json.loads(v) if k in _JSON_COLUMNS else v) for k, v in r.items() if k != "doc"} for r in rows
-            ],
-            "pattern_keys": [[p["entry_id"], p["features"]["tokens"]] for p in pats],
+            "entries": blob_entries,
+            "pattern_entries": [p["entry_id"] for p in pats],
+            "word_table": word_table([(p["entry_id"], p["features"]["tokens"]) for p in pats], active),
         },
         ensure_ascii=False,
     )
@@ -243,8 +249,9 @@ class Index:
         self.conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
         blob = json.loads(self.conn.execute("select value from meta where key = 'matcher'").fetchone()[0])
         self.entries: dict[str, dict] = {e["id"]: {**e, "wraps": bool(e["wraps"])} for e in blob["entries"]}
-        # (entry id, words) of every pattern; the whole rows are read when first needed
-        self.pattern_keys: list[tuple[str, list[str]]] = [(k[0], k[1]) for k in blob["pattern_keys"]]
+        # each pattern's entry, and what ranks them (matcher.word_table); the whole rows are read when first needed
+        self.pattern_entries: list[str] = blob["pattern_entries"]
+        self.word_table: dict = blob["word_table"]
         self._patterns: list[tuple] | None = None
         self._docs: dict[str, dict] = {}
         self._matcher: Matcher | None = None
@@ -252,7 +259,7 @@ class Index:
     _PATTERN_COLUMNS = "entry_id, idx, pattern, regex, normalized, features"
 
     def pattern_row(self, i: int) -> tuple:
-        """Pattern ``i`` (its place in :attr:`pattern_keys`): (entry id, its index in the entry,
+        """Pattern ``i`` (its place in :attr:`pattern_entries`): (entry id, its index in the entry,
         template, regex, normalised text, features)."""
         if self._patterns is not None:
             return self._patterns[i]
@@ -261,7 +268,7 @@ class Index:
 
     @property
     def patterns(self) -> list[tuple]:
-        """Every pattern's row, in the order of :attr:`pattern_keys` (read once)."""
+        """Every pattern's row, in the order of :attr:`pattern_entries` (read once)."""
         if self._patterns is None:
             rows = self.conn.execute(f"select {self._PATTERN_COLUMNS} from patterns order by rowid").fetchall()
             self._patterns = [(*r[:5], json.loads(r[5])) for r in rows]

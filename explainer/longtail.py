@@ -20,7 +20,9 @@ import json
 import os
 import re
 import sqlite3
-import threading
+from _thread import allocate_lock, get_ident  # (threading's import is a share of the CLI's start)
+
+from .textio import Lazy
 
 HOLE = None  # a template is a list of literal pieces and holes
 MAX_MESSAGE = 4000  # characters of a message that are matched
@@ -29,12 +31,13 @@ ANCHORS_PER_SITE = 3  # a site is found through its rarest words
 MAX_ANCHOR_DF = 1000
 REPO = "https://github.com/pytorch/pytorch/blob/v{version}/{file}"
 
-_WORD = re.compile(r"[a-z][a-z0-9_]{2,40}")  # applied to a message capped at MAX_MESSAGE: linear
-_RAISED_FROM = re.compile(r"Exception raised from (\S{1,200}) at (\S{1,400}?):(\d{1,7}) \(most recent call first\)")
-_TRIGGERED = re.compile(r"\(Triggered internally at (\S{1,400}?):(\d{1,7})\.?\)")
-_ASSERT_AT = re.compile(r'INTERNAL ASSERT FAILED at "([^"\n]{1,400})":(\d{1,7})')
-_GB_URL = re.compile(r"compile-graph-break-site/gb/(gb\d{4})\.html", re.I)
-_BUILD_PREFIX = re.compile(r"^.*?(?<![A-Za-z_])(?=(?:aten|c10|torch|caffe2)/)")
+_WORD = Lazy(r"[a-z][a-z0-9_]{2,40}")  # applied to a message capped at MAX_MESSAGE: linear
+# (each is searched only where its literal opening is in the text)
+_RAISED_FROM = Lazy(r"Exception raised from (\S{1,200}) at (\S{1,400}?):(\d{1,7}) \(most recent call first\)")
+_TRIGGERED = Lazy(r"\(Triggered internally at (\S{1,400}?):(\d{1,7})\.?\)")
+_ASSERT_AT = Lazy(r'INTERNAL ASSERT FAILED at "([^"\n]{1,400})":(\d{1,7})')
+_GB_URL = Lazy(r"compile-graph-break-site/gb/(gb\d{4})\.html", re.I)
+_BUILD_PREFIX = Lazy(r"^.*?(?<![A-Za-z_])(?=(?:aten|c10|torch|caffe2)/)")
 _MIRRORS = (
     "torch/_meta_registrations.py",
     "torch/_refs/",
@@ -71,6 +74,7 @@ _BACKENDS = {
     "nested": ("/nested/",),
     "xnnpack": ("/xnnpack/",),
 }
+_BACKEND_WORD = Lazy(r"\b(?:" + "|".join(_BACKENDS) + r")\b")
 _ORIGIN_RANK = {"binary": 0, "python": 0, "header": 0, "gb-registry": 0, "source": 0, "paste": 0}
 _STRENGTH_RANK = {"exact": 0, "start": 1, "partial": 2}
 # messages CPython itself writes, word for word the same as a torch template: never claimed alone
@@ -183,16 +187,16 @@ def fit(pieces: list, msg: str) -> tuple[str, int] | None:
 def strip_suffixes(message: str) -> tuple[str, dict | None]:
     """The message without what torch appends, and the site that the appended text names."""
     site = None
-    m = _RAISED_FROM.search(message)
+    m = "Exception raised from " in message and _RAISED_FROM.search(message)
     if m:
         site = {"function": m.group(1), "file": _repo_path(m.group(2)), "line": int(m.group(3))}
         message = message[: m.start()]
-    m = _TRIGGERED.search(message)
+    m = "(Triggered internally at " in message and _TRIGGERED.search(message)
     if m:
         site = site or {"function": "", "file": _repo_path(m.group(1)), "line": int(m.group(2))}
         message = message[: m.start()] + message[m.end() :]
-    m = _ASSERT_AT.search(message)
-    if m and site is None:
+    m = site is None and "INTERNAL ASSERT FAILED at " in message and _ASSERT_AT.search(message)
+    if m:
         site = {"function": "", "file": _repo_path(m.group(1)), "line": int(m.group(2))}
     return message.strip(), site
 
@@ -211,7 +215,7 @@ def repo_path(path: str) -> str:
 
 def _repo_path(path: str) -> str:
     path = path.replace("\\", "/")
-    return _BUILD_PREFIX.sub("", path)
+    return _BUILD_PREFIX.sub("", path) if "/" in path else path
 
 
 _CPYTHON_PIECES = [_pieces(t) for t in _CPYTHON]
@@ -222,16 +226,17 @@ class LongTail:
 
     def __init__(self, path: str):
         self.path = path
-        self._local = threading.local()
+        self._conns: dict[int, sqlite3.Connection] = {}  # per thread (a reused thread id takes over a dead thread's)
+        self._columns: list[str] | None = None
         self._cache: dict[tuple, tuple] = {}
         db = self._db()
         self.meta = {k: json.loads(v) for k, v in db.execute("select key, value from meta")}
 
     def _db(self) -> sqlite3.Connection:
-        db = getattr(self._local, "db", None)
+        db = self._conns.get(get_ident())
         if db is None:
             db = sqlite3.connect(f"file:{self.path}?mode=ro&immutable=1", uri=True, check_same_thread=False)
-            self._local.db = db
+            self._conns[get_ident()] = db
         return db
 
     # -- retrieval --------------------------------------------------------------------------
@@ -261,7 +266,8 @@ class LongTail:
         first_line = _fold(core[:MAX_MESSAGE].strip().split("\n", 1)[0])
         if (exc_type or "").endswith("KeyError") and len(msg) > 2 and msg[0] == msg[-1] and msg[0] in "'\"":
             msg = msg[1:-1].replace("\\'", "'")  # str(KeyError) is the repr of its message
-        gb = _GB_URL.search(message[: MAX_MESSAGE * 4])
+        head = message[: MAX_MESSAGE * 4]
+        gb = "/gb/" in head.lower() and _GB_URL.search(head)
         db = self._db()
         found: list[tuple[tuple, dict]] = []
         if gb:
@@ -314,7 +320,7 @@ class LongTail:
         if not best:
             return self._groups(found, top)
         q = ",".join("?" * len(best))
-        devices = {d for d in _BACKENDS if re.search(rf"\b{d}\b", msg)}
+        devices = set(_BACKEND_WORD.findall(msg)) if any(d in msg for d in _BACKENDS) else set()
         want = (exc_type or "").rsplit(".", 1)[-1]
         cols = self._cols(db)
         for row in db.execute(f"select * from site where id in ({q})", best):
@@ -378,11 +384,9 @@ class LongTail:
         return self._groups(found, top)
 
     def _cols(self, db):
-        cols = getattr(self._local, "cols", None)
-        if cols is None:
-            cols = [d[1] for d in db.execute("pragma table_info(site)")]
-            self._local.cols = cols
-        return cols
+        if self._columns is None:
+            self._columns = [d[1] for d in db.execute("pragma table_info(site)")]
+        return self._columns
 
     def _row(self, row, strength: str, sites: int) -> dict:
         r = row if isinstance(row, dict) else dict(zip(self._cols(self._db()), row))
@@ -589,7 +593,7 @@ def data_file() -> str | None:
     return os.path.join(folder, pick)
 
 
-_LOCK = threading.Lock()
+_LOCK = allocate_lock()
 _OPEN: dict[str, LongTail] = {}
 
 

@@ -102,8 +102,21 @@ def _type_key(t: str | None) -> str | None:
     return _TYPE_SEP.split(t)[-1].lower()
 
 
+def _backends_named(folded: str) -> set[str]:
+    """The backends a lower-cased text names as words (the expression only where one is in it)."""
+    if not any(d in folded for d in _DEVICES):
+        return set()
+    return set(_DEVICE_WORD.findall(folded))
+
+
 def _sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x))
+
+
+def signal_literals(entry: dict) -> list[str]:
+    """Of each signal of the entry, the text every match contains (the index stores them)."""
+    stored = entry.get("signal_literals")
+    return stored if stored is not None else [_required_literal(s) for s in entry.get("signals", [])]
 
 
 def _required_literal(regex: str) -> str:
@@ -239,15 +252,49 @@ def _report_ties(best: dict[str, Evidence]) -> None:
         best[e].reasons.append(Reason("ties", others=", ".join(t for t in tied if t != e)))
 
 
+def word_idf(patterns: int, holding: int) -> float:
+    """The weight of a word that ``holding`` of the ``patterns`` patterns hold: rarer words tell more."""
+    return math.log(1 + max(1, patterns) / holding)
+
+
+def word_table(keys, active) -> dict:
+    """What ranks candidate patterns, from each pattern's (entry id, words), over the patterns of the
+    ``active`` entries: per word, the patterns (places in ``keys``) holding it, as the text
+    ``"place place ..."`` (a one-paste process decodes the few words its paste has; a word's idf is
+    :func:`idf` of how many); per pattern, the total idf of its words; per entry, the backends every
+    one of its patterns names. The index stores it (built once with the index); an in-memory index
+    makes it on start."""
+    postings: dict[str, list[int]] = defaultdict(list)
+    live = [(j, eid, ws) for j, (eid, ws) in enumerate(keys) if eid in active]
+    for j, _eid, ws in live:
+        for t in ws:
+            postings[t].append(j)
+    n = len(live)
+    idf = {t: word_idf(n, len(ps)) for t, ps in postings.items()}
+    weights = [1.0] * len(keys)
+    devices: dict[str, frozenset[str]] = {}
+    for j, eid, ws in live:
+        weights[j] = sum(idf[t] for t in ws) or 1.0
+        mine = _DEVICES.intersection(ws)
+        devices[eid] = devices[eid] & mine if eid in devices else mine
+    return {
+        "patterns": n,
+        "words": {t: " ".join(map(str, ps)) for t, ps in postings.items()},
+        "weights": weights,
+        "devices": {eid: sorted(d) for eid, d in devices.items()},
+    }
+
+
 class _Patterns:
-    """The matcher's patterns, each made from its index row the first time it is a candidate: a
-    one-paste process (the CLI, a hook) reads a few dozen of the thousand rows. Iterating makes all."""
+    """The matcher's patterns by their place in the index, each made from its index row the first
+    time it is a candidate: a one-paste process (the CLI, a hook) reads a few dozen of the thousand
+    rows. Iterating makes all of the active entries' patterns."""
 
     __slots__ = ("_row", "_places", "_made")
 
-    def __init__(self, row, places: list[int]) -> None:
-        self._row, self._places = row, places  # place in the matcher -> place in the index
-        self._made: list[_Pattern | None] = [None] * len(places)
+    def __init__(self, row, places: list[int], n: int) -> None:
+        self._row, self._places = row, places  # the places of the active entries' patterns
+        self._made: list[_Pattern | None] = [None] * n
 
     def __len__(self) -> int:
         return len(self._places)
@@ -255,34 +302,33 @@ class _Patterns:
     def __getitem__(self, i: int) -> _Pattern:
         p = self._made[i]
         if p is None:
-            p = self._made[i] = _Pattern(*self._row(self._places[i]))
+            p = self._made[i] = _Pattern(*self._row(i))
         return p
 
     def __iter__(self):
-        return (self[i] for i in range(len(self._places)))
+        return (self[i] for i in self._places)
 
 
 class Matcher:
     def __init__(self, index) -> None:
         self.entries = {k: v for k, v in index.entries.items() if not v.get("retired")}
-        keys = getattr(index, "pattern_keys", None)
-        if keys is None:  # an index that holds its rows in memory (tests, benchmarks): keys from them
+        owners = getattr(index, "pattern_entries", None)
+        if owners is None:  # an index that holds its rows in memory (tests, benchmarks): the table from them
             rows = [r if len(r) > 5 and r[5] else (*r[:5], pattern_features(r[2], r[4])) for r in index.patterns]
-            keys = [(r[0], r[5]["tokens"]) for r in rows]
+            owners = [r[0] for r in rows]
+            table = word_table([(r[0], r[5]["tokens"]) for r in rows], self.entries)
             row = rows.__getitem__
         else:
-            row = index.pattern_row
-        places = [j for j, (eid, _words) in enumerate(keys) if eid in self.entries]
-        self.patterns = _Patterns(row, places)
+            table, row = index.word_table, index.pattern_row
+        self.patterns = _Patterns(row, [j for j, eid in enumerate(owners) if eid in self.entries], len(owners))
         self.types = {eid: {_type_key(t) for t in e["exception_types"]} for eid, e in self.entries.items()}
-        self.postings: dict[str, list[int]] = defaultdict(list)
-        words = [keys[j][1] for j in places]
-        for i, ws in enumerate(words):
-            for t in ws:
-                self.postings[t].append(i)
-        n = max(1, len(places))
-        self.idf = {t: math.log(1 + n / len(ps)) for t, ps in self.postings.items()}
-        self.weight = [sum(self.idf[t] for t in ws) or 1.0 for ws in words]
+        self._counted: int = table["patterns"]
+        self._words: dict[str, str] = table["words"]
+        self._decoded: dict[str, tuple[float, list[int]]] = {}  # the words pastes had, decoded
+        self.weight: list[float] = table["weights"]
+        # the backend every pattern of an entry names (cuda-out-of-memory: cuda): a message naming
+        # only another backend is no evidence for it, by similarity or by signal
+        self.devices: dict[str, frozenset] = {eid: frozenset(d) for eid, d in table["devices"].items()}
         self.frame_index: dict[tuple[str, str], list[str]] = defaultdict(list)
         for eid, e in self.entries.items():
             for pos, fr in enumerate(e["frames"]):
@@ -295,15 +341,10 @@ class Matcher:
                 ):
                     self.frame_index[(path.rsplit("/", 1)[-1], func)].append(eid)
         self.signal_rx = [
-            (eid, Lazy(s, re.I), _required_literal(s)) for eid, e in self.entries.items() for s in e.get("signals", [])
+            (eid, Lazy(s, re.I), lit)
+            for eid, e in self.entries.items()
+            for s, lit in zip(e.get("signals", []), signal_literals(e))
         ]
-        # the backend every pattern of an entry names (cuda-out-of-memory: cuda): a message naming
-        # only another backend is no evidence for it, by similarity or by signal
-        self.devices: dict[str, frozenset] = {}
-        for j, ws in zip(places, words):
-            eid = keys[j][0]
-            mine = _DEVICES.intersection(ws)
-            self.devices[eid] = self.devices[eid] & mine if eid in self.devices else frozenset(mine)
 
     # -- sources ---------------------------------------------------------------------------------
     def _sources(self, parsed: Parsed) -> list[tuple[str, str | None, str]]:
@@ -326,12 +367,17 @@ class Matcher:
     def _candidate_patterns(self, norm: str) -> list[tuple[int, float]]:
         """(pattern, share of the pattern's word weight found in the message), best first."""
         scores: dict[int, float] = {}
-        get, idf, postings = scores.get, self.idf, self.postings
+        get, decoded = scores.get, self._decoded
         for t in tokens(norm):
-            w = idf.get(t)
-            if w is None:
-                continue
-            for i in postings[t]:
+            hit = decoded.get(t)
+            if hit is None:
+                raw = self._words.get(t)
+                if raw is None:
+                    continue
+                places = [int(j) for j in raw.split(" ")]
+                hit = decoded[t] = (word_idf(self._counted, len(places)), places)
+            w, places = hit
+            for i in places:
                 scores[i] = get(i, 0.0) + w
         # (sorted is stable, as heapq.nlargest is, and about twice as fast at these sizes)
         best = sorted(scores.items(), key=itemgetter(1), reverse=True)[:MAX_CANDIDATE_PATTERNS]
@@ -426,7 +472,7 @@ class Matcher:
         # Fuzzy similarity tops out at FUZZY_MAX: once a template matched the whole message it can only add
         # lower-ranked alternatives, so it is skipped (and rapidfuzz is not even imported).
         if not settled:
-            named = set(_DEVICE_WORD.findall(norm)) if fuzzy else set()
+            named = _backends_named(norm) if fuzzy else set()
             for p, _share in fuzzy:
                 if budget is not None and budget.spent():
                     break
@@ -478,7 +524,7 @@ class Matcher:
         texts = [s.text[:MAX_REGEX_INPUT] for s in parsed.signals] + pieces + list(parsed.lines)
         joined = "\n".join(texts)
         blob = joined.lower()  # one look for each signal's literal and expression; its lines only on a hit
-        named = set(_DEVICE_WORD.findall(msg[:MAX_FUZZY_CHARS].lower())) if msg else set()
+        named = _backends_named(msg[:MAX_FUZZY_CHARS].lower()) if msg else set()
         for eid, rx, literal in self.signal_rx:
             if literal not in blob:
                 continue

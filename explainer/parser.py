@@ -84,10 +84,28 @@ def _rich_content(line: str) -> str:
     return s
 
 
+_PREFIX_OPENERS = frozenset("[(*>0123456789")
+_LEVELS = ("ERROR", "WARN", "INFO", "DEBUG", "CRITICAL", "FATAL")
+
+
+def _may_have_prefix(line: str) -> bool:
+    """Whether one of ``_PREFIXES`` could match at the start of ``line``: false for most lines of a
+    paste (``Traceback``, ``  File``, ``RuntimeError: ...``), which then skip the expression."""
+    c = line[:1]
+    if c in _PREFIX_OPENERS or "pid=" in line or "rank=" in line:
+        return True
+    # "Oct 16 02:07", "E   ", glog's "W1130 ", a log level
+    return "A" <= c <= "Z" and (
+        line[3:4] == " " or line[1:2] in (" ", "\t") or line[1:2].isdigit() or line.startswith(_LEVELS)
+    )
+
+
 def _split_prefix(line: str) -> tuple[str, str]:
     """(the launcher/logger/pytest prefixes of a line, the rest)."""
     rest = line
     for _ in range(8):  # prefixes stack: "[rank0]: 2026-11-30 12:00:01 ERROR ..."
+        if not _may_have_prefix(rest):
+            break
         m = _ANY_PREFIX.match(rest)
         if not m or not m.end() or m.end() >= len(rest):
             break

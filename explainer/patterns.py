@@ -47,8 +47,9 @@ from __future__ import annotations
 import re
 
 from .normalize import normalize, tokens
+from .textio import Lazy
 
-_TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)(\.\.\.)?\}|\s+")
+_TOKEN = Lazy(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)(\.\.\.)?\}|\s+")
 
 
 class PatternError(ValueError):
@@ -202,7 +203,7 @@ def fill(template: str, values: dict[str, str]) -> str:
     return FILL_FIELD.sub(sub, template).replace("{{", "{").replace("}}", "}")
 
 
-FILL_FIELD = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)(?:\|([^{}\n]*))?\}(?!\})")
+FILL_FIELD = Lazy(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)(?:\|([^{}\n]*))?\}(?!\})")
 
 
 def template_fields(template: str) -> list[tuple[str, str | None]]:

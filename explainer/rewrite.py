@@ -53,7 +53,7 @@ import ast
 import re
 from functools import lru_cache
 
-from .textio import USER_CODE
+from .textio import USER_CODE, Lazy
 
 OPS = ("method", "receiver", "arg", "args", "kwarg", "call", "value", "name", "bitwise", "line", "before", "target")
 MAX_TARGET_LINES = 200  # how far above the failing line a ``target`` is looked for
@@ -64,20 +64,23 @@ class RewriteError(ValueError):
     """A rewrite fence that breaks the rules above (reported by lint with its line)."""
 
 
-_OP = re.compile(
-    r"^(?:(?P<method>method)\s+(?P<old>\w+)\s*->\s*(?P<new>\w+)"
-    r"|(?P<receiver>receiver)\s+(?P<rmeth>\w+)\s*->\s*(?P<rtpl>\S.*)"
-    r"|(?P<arg>arg)\s+(?P<acall>\*|[\w.]+)\s+(?P<aidx>\d+|\w+=|\{\w+\}(?:-1)?)\s*->\s*(?P<atpl>\S.*)"
-    r"|(?P<args>args)\s+(?P<scall>\*|[\w.]+)\s*->\s*(?P<stpl>\S.*)"
-    r"|(?P<kwarg>kwarg)\s+(?P<kcall>\*|[\w.]+)\s+(?P<kname>\w+)=(?P<kval>\S.*)"
-    r"|(?P<call>call)\s+(?P<ccall>\*|[\w.]+)\s*->\s*(?P<ctpl>\S.*)"
-    r"|(?P<value>value)\s*->\s*(?P<vtpl>\S.*)"
-    r"|(?P<name>name)\s+(?P<words>[a-z0-9]+(?:,[a-z0-9]+)*)\s*->\s*(?P<ntpl>\S.*)"
-    r"|(?P<bitwise>bitwise)"
-    r"|(?P<line>line)\s*->\s*(?P<ltpl>\S.*)"
-    r"|(?P<before>before)\s+(?P<stmt>\S.*)"
-    r"|(?P<target>target)\s+(?P<tcall>[\w.]+))$"
-)
+# each operation's arguments after its word, in the order of its tuple; an operation's expression is
+# compiled the first time a fence uses it
+_ARGS = {
+    "method": Lazy(r"\s+(\w+)\s*->\s*(\w+)"),
+    "receiver": Lazy(r"\s+(\w+)\s*->\s*(\S.*)"),
+    "arg": Lazy(r"\s+(\*|[\w.]+)\s+(\d+|\w+=|\{\w+\}(?:-1)?)\s*->\s*(\S.*)"),
+    "args": Lazy(r"\s+(\*|[\w.]+)\s*->\s*(\S.*)"),
+    "kwarg": Lazy(r"\s+(\*|[\w.]+)\s+(\w+)=(\S.*)"),
+    "call": Lazy(r"\s+(\*|[\w.]+)\s*->\s*(\S.*)"),
+    "value": Lazy(r"\s*->\s*(\S.*)"),
+    "name": Lazy(r"\s+([a-z0-9]+(?:,[a-z0-9]+)*)\s*->\s*(\S.*)"),
+    "bitwise": Lazy(r""),
+    "line": Lazy(r"\s*->\s*(\S.*)"),
+    "before": Lazy(r"\s+(\S.*)"),
+    "target": Lazy(r"\s+([\w.]+)"),
+}
+assert tuple(_ARGS) == OPS
 
 
 def parse_ops(text: str) -> list[tuple]:
@@ -87,36 +90,16 @@ def parse_ops(text: str) -> list[tuple]:
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
-        m = _OP.match(line)
+        word = line.split(None, 1)[0].split("->", 1)[0]
+        m = word in _ARGS and _ARGS[word].fullmatch(line, len(word))
         if not m:
             raise RewriteError(f"line {n}: {line!r} is not one of: {', '.join(OPS)} (see explainer/rewrite.py)")
-        g = m.groupdict()
-        if g["method"]:
-            ops.append(("method", g["old"], g["new"]))
-        elif g["receiver"]:
-            ops.append(("receiver", g["rmeth"], g["rtpl"].strip()))
-        elif g["arg"]:
-            ops.append(("arg", g["acall"], g["aidx"], g["atpl"].strip()))
-        elif g["args"]:
-            ops.append(("args", g["scall"], g["stpl"].strip()))
-        elif g["kwarg"]:
-            ops.append(("kwarg", g["kcall"], g["kname"], g["kval"].strip()))
-        elif g["call"]:
-            ops.append(("call", g["ccall"], g["ctpl"].strip()))
-        elif g["value"]:
-            ops.append(("value", g["vtpl"].strip()))
-        elif g["name"]:
-            ops.append(("name", tuple(g["words"].split(",")), g["ntpl"].strip()))
-        elif g["bitwise"]:
-            ops.append(("bitwise",))
-        elif g["line"]:
-            ops.append(("line", g["ltpl"].strip()))
-        elif g["target"]:
-            if ops:
-                raise RewriteError(f"line {n}: 'target' must be the first operation of the fence")
-            ops.append(("target", g["tcall"]))
-        else:
-            ops.append(("before", g["stmt"].strip()))
+        args = m.groups()
+        if word == "name":
+            args = (tuple(args[0].split(",")), args[1])
+        elif word == "target" and ops:
+            raise RewriteError(f"line {n}: 'target' must be the first operation of the fence")
+        ops.append((word, *args))
     if not ops or ops == [ops[0]] and ops[0][0] == "target":
         raise RewriteError("the rewrite fence holds no operation")
     return ops
@@ -166,7 +149,7 @@ def _statement(text: str) -> ast.stmt | None:
     return tree.body[0] if len(tree.body) == 1 else None
 
 
-_FIELD = re.compile(r"\{\}|(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)(?:\|([^{}\n]*))?\}(?!\})")
+_FIELD = Lazy(r"\{\}|(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)(?:\|([^{}\n]*))?\}(?!\})")
 
 
 def fill_template(tpl: str, this: str | None, values: dict[str, str]) -> str | None:
@@ -460,7 +443,7 @@ def _value_of(stmt: ast.stmt) -> ast.expr | None:
     return getattr(stmt, "value", None)
 
 
-_HEADER = re.compile(r"^(if|while|for|with|async\s+for|async\s+with)\b")
+_HEADER = Lazy(r"^(if|while|for|with|async\s+for|async\s+with)\b")
 
 
 @lru_cache(maxsize=2048)

@@ -152,7 +152,7 @@ def looks_binary(data: bytes) -> bool:
 # removed: CSI (colours, cursor moves, screen clears), OSC (titles, hyperlinks), DCS/SOS/PM/APC
 # strings, the other ESC sequences (ESC c resets the terminal), a lone ESC, the 8-bit CSI, the C0 controls but tab,
 # line feed and carriage return (the parser turns those into line breaks), DEL and the C1 controls.
-_CONTROL = re.compile(
+_CONTROL = Lazy(
     r"\x1b\[[0-?]*+[ -/]*+[@-~]"
     r"|\x1b\][^\x07\x1b]*+(?:\x07|\x1b\\)"
     r"|\x1b[PX^_][^\x1b]*+\x1b\\"
@@ -160,7 +160,7 @@ _CONTROL = re.compile(
     r"|\x9b[0-?]*+[ -/]*+[@-~]?"
     r"|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
 )
-_HAS_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_HAS_CONTROL = Lazy(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def strip_controls(text: str) -> str:

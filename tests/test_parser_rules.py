@@ -238,3 +238,59 @@ def test_inline_exception_in_prose_and_as_a_repr():
         "inline_exception", ['Running it gives "ValueError: too many values', 'to unpack (expected 2)" here']
     )
     assert nxt == 2 and st.events[0].message == "too many values to unpack (expected 2)"
+
+
+_PREFIXED = [
+    "[rank0]: Traceback",
+    "[default1]:RuntimeError: x",
+    "2026-11-30 12:00:01,123 - ERROR - x",
+    "[2026-11-30T12:00:01Z] x",
+    "Oct 16 02:07:00 host x",
+    "10:53:25-006878 x",
+    "ERROR: x",
+    "[WARNING] x",
+    "WARN x",
+    "INFO:root: x",
+    "W1130 01:02:03.456 123 file.cpp:45] x",
+    "(TrainWorker pid=123) x",
+    "worker-1 rank=42] x",
+    "(RayTrainWorker pid=123, ip=10.0.0.1) x",
+    "E   RuntimeError: x",
+    "E\tRuntimeError: x",
+    "*** RuntimeError: x",
+    "0: Traceback",
+    "> RuntimeError: x",
+]
+
+
+@pytest.mark.parametrize("line", _PREFIXED)
+def test_every_prefix_passes_the_guard_before_its_expression(line):
+    from explainer.parser import _ANY_PREFIX, _may_have_prefix, strip_prefixes
+
+    assert _ANY_PREFIX.match(line).end() > 0
+    assert _may_have_prefix(line)
+    assert strip_prefixes(line) != line
+
+
+def test_the_prefix_guard_never_skips_a_line_a_prefix_matches():
+    """The guard is a filter in front of ``_ANY_PREFIX``: a line it turns away must be one the
+    expression does not match (checked on prefix-like text, every start of the examples above)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from explainer.parser import _ANY_PREFIX, _may_have_prefix
+
+    def skipped_wrongly(line: str) -> bool:
+        m = _ANY_PREFIX.match(line)
+        return bool(m and m.end()) and not _may_have_prefix(line)
+
+    for line in _PREFIXED:
+        for i in range(len(line)):
+            assert not skipped_wrongly(line[i:]), line[i:]
+
+    @settings(max_examples=3000, deadline=None, database=None)
+    @given(st.text(alphabet="[]():-*>0123 \tEWIODRNACGFTKSPLUOVOctpid=rank_.", max_size=30))
+    def check(line):
+        assert not skipped_wrongly(line), line
+
+    check()
