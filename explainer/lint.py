@@ -217,6 +217,12 @@ def _lint_entry(entry: Entry, known_ids: set[str], planned: set[str] | None) -> 
             compile_pattern(p)
         except (PatternError, re.error) as exc:
             out.append(Problem("KB203", f"pattern {p[:60]!r}: {exc}"))
+        if p != p.rstrip():
+            out.append(
+                Problem(
+                    "KB207", f"pattern {p[:60]!r}: ends with whitespace, which a message (matched stripped) never has"
+                )
+            )
         literal = re.sub(r"\{[^{}]*\}|\s", "", p)
         if len(literal) + len(_HAN.findall(literal)) < 8:  # a Chinese character says as much as two letters
             out.append(Problem("KB204", f"pattern {p[:60]!r}: too little literal text to identify the error"))

@@ -361,6 +361,7 @@ class Matcher:
         for s in parsed.signals[:20]:
             if s.kind in ("nccl", "cuda_assert", "terminate", "warning"):
                 out.append(("line", None, s.text))
+        out.extend(("line", None, alt) for alt in parsed.alternatives)
         return out
 
     # -- tiers ---------------------------------------------------------------------------------

@@ -88,6 +88,7 @@ class Parsed(Record):
     format: str = "unknown"
     lang_hint: str | None = None  # "zh" when the paste's own words are Chinese
     lines: tuple = ()  # the paste's last lines (cut), where an entry's signals are looked for; not in the JSON
+    alternatives: tuple = ()  # no exception line: other error-like lines the matcher tries; not in the JSON
 
     @property
     def user_frame(self) -> Frame | None:

@@ -340,6 +340,35 @@ def _one_rank(lines: list[str]) -> list[str] | None:
     return out
 
 
+_ENV_START = ("PyTorch version:", "Collecting environment information")
+_ENV_LINE = ("[pip", "[conda]", "/", "GPU ", "CPU:", "Versions of relevant libraries")
+_ENV_KEY = Lazy(r"[A-Za-z][\w .()/+-]{0,60}:(?:\s|$)")
+_NOT_ENV = ("Error", "Exception", "Warning", "Traceback", "File ", "During handling", "The above exception")
+
+
+def _drop_env_report(text: str) -> str:
+    """The paste without the report of ``python -m torch.utils.collect_env`` (what PyTorch's issue
+    template asks for: "PyTorch version: ...", "Nvidia driver version: ...", "cuDNN version: ...",
+    lscpu's lines, "[pip3] torch==..."): it describes the machine, not the error, and its words
+    would read as evidence ("driver version", "cuDNN"). The report runs from its first line while
+    lines are its own: "Key: value", a path, a GPU, a package, blank; a traceback's or an
+    exception's line (a type, ``Traceback``, ``File``) ends it."""
+    lines = text.split("\n")
+    out: list[str] = []
+    inside = False
+    for line in lines:
+        s = line.strip()
+        if not inside:
+            inside = s.startswith(_ENV_START)
+        elif s and not (
+            (s.startswith(_ENV_LINE) or _ENV_KEY.match(s)) and not any(w in s.split(":", 1)[0] for w in _NOT_ENV)
+        ):
+            inside = False
+        if not inside:
+            out.append(line)
+    return "\n".join(out)
+
+
 _HTML_ENTITIES = ("&quot;", "&lt;", "&gt;", "&#39;", "&#x27;")
 _TB_KEY = Lazy(r'"traceback"\s*+:\s*+\[')
 _JSON_STRING = Lazy(r'"((?:[^"\\\n]|\\.)*+)(")?')
@@ -463,6 +492,31 @@ _FRAME_INLINE = Lazy(
 )
 
 
+def _dedent_tracebacks(lines: list[str]) -> list[str]:
+    """A traceback indented as a whole (Markdown's indented code, a reply a mail client indented, a
+    list item): each run of lines that share an indentation and hold an indented ``Traceback``
+    line, without that indentation, so that the traceback reads as printed (its prefixes at the
+    start of the line, its frames' code deeper than their headers). A traceback's own indented
+    lines (frames, code, a worker's) never hold its ``Traceback`` line: they are left alone."""
+    out = list(lines)
+    i, n = 0, len(lines)
+    while i < n:
+        line = lines[i]
+        if line[:1] not in (" ", "\t") or not line.strip():
+            i += 1
+            continue
+        indent = line[: len(line) - len(line.lstrip(" \t"))]
+        j, holds = i, False
+        while j < n and (not lines[j].strip() or lines[j].startswith(indent)):
+            holds = holds or _TB_TEXT in lines[j]
+            j += 1
+        if holds:
+            for k in range(i, j):
+                out[k] = lines[k][len(indent) :] if lines[k].strip() else ""
+        i = j
+    return out
+
+
 def _at_most_three_shown(raw_lines: list[str]) -> bool:
     """Whether the paste has three lines or fewer that are not blank or a fence (looked at up to
     the fourth: a long paste is not walked twice)."""
@@ -499,11 +553,15 @@ def clean(text: str, budget: Budget | None = None) -> tuple[list[str], set[str],
         hints.add("ansi")
     text = strip_controls(text)  # colours for matching; escape sequences never reach a terminal
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u00a0", " ").replace("\ufeff", "")
+    if "PyTorch version:" in text or "Collecting environment information" in text:
+        text = _drop_env_report(text)
     if ("回溯" in text or "追溯" in text or "错误：" in text or "错误:" in text) and _CJK.search(text):
         text = _untranslate(text)
     if text[:1].isdigit() or "\n1" in text[:2000]:
         text = _strip_gutter(text)
     raw_lines = text.split("\n")
+    if _TB_TEXT in text and any(l[:1] in (" ", "\t") and _TB_TEXT in l for l in raw_lines):
+        raw_lines = _dedent_tracebacks(raw_lines)
     # a paste of a few lines may be one that lost its newlines: its lines keep MAX_FLAT_LINE
     # characters until they are split back (cut at MAX_LINE first, a long flattened traceback lost
     # its last frames and the exception line); every line is cut at MAX_LINE after that
@@ -511,6 +569,7 @@ def clean(text: str, budget: Budget | None = None) -> tuple[list[str], set[str],
     cap = MAX_FLAT_LINE if few else MAX_LINE
     lines: list[str] = []
     tags: list[str] = []
+    wide = False  # a line of a longer paste kept past MAX_LINE to be split back
     k, n_raw, next_check, chars = 0, len(raw_lines), 0, 0
     while k < n_raw:
         raw = raw_lines[k]
@@ -522,7 +581,10 @@ def clean(text: str, budget: Budget | None = None) -> tuple[list[str], set[str],
                     k = n_raw - _TAIL_LINES  # out of time: clean the end of the paste only
                     continue
         k += 1
-        line = raw[:cap].rstrip()
+        if len(raw) > cap and not few and _holds_flat_traceback(raw[:MAX_LINE]):
+            line, wide = raw[:MAX_FLAT_LINE].rstrip(), True  # cut at MAX_LINE once it is split back
+        else:
+            line = raw[:cap].rstrip()
         lead = line.lstrip()[:1]  # what the box, fence and group expressions start with, looked at first
         if lead in "`~" and lead and _FENCE.match(line):
             continue
@@ -549,18 +611,29 @@ def clean(text: str, budget: Budget | None = None) -> tuple[list[str], set[str],
             line = stripped
         lines.append(line)
         tags.append(_DIGITS.sub("", "".join(prefix.split())) if prefix else "")
-    if len(lines) <= 3 and any(len(l) > 200 for l in lines):
+    if any(len(l) > 200 for l in lines):
+        # a paste of a few lines: any long line may be a traceback that lost its newlines; in a
+        # longer paste (the flattened traceback, then the poster's words or a log's last lines)
+        # a long line that holds one
+        few_lines = len(lines) <= 3
         flat: list[str] = []
-        for l in lines:
-            re_lines = _reflow(l)
+        flat_tags: list[str] = []
+        for l, t in zip(lines, tags):
+            re_lines = _reflow(l) if len(l) > 200 and (few_lines or _holds_flat_traceback(l)) else [l]
             if len(re_lines) > 1:
                 hints.add("flattened")
             flat.extend(re_lines)
-        lines = flat
-        tags = [""] * len(lines)  # one line's prefix, not a logger's on each
-    if few:
+            # one line's prefix, not a logger's on each
+            flat_tags.extend([""] * len(re_lines) if few_lines or len(re_lines) > 1 else [t])
+        lines, tags = flat, flat_tags
+    if few or wide:
         lines = [l[:MAX_LINE] for l in lines]
     return lines, hints, tags
+
+
+def _holds_flat_traceback(line: str) -> bool:
+    """Whether a long line of a longer paste holds a traceback without its newlines."""
+    return "File " in line and (_TB_TEXT in line or line.count("File ") >= 2)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -985,6 +1058,9 @@ def _frame_header(st: Scan, line: str, s: str) -> int | None:
         if (
             nxt.startswith((" ", "\t"))
             and nxt.strip()
+            # deeper than the header: in a traceback indented as a whole (a quoted reply, Markdown's
+            # indented code) the exception line after a frame without code is not its code
+            and _indent(nxt) > _indent(line)
             and not _is_structural(nxt)
             and not _MARKERS.match(nxt)
             and not ("->" in nxt and _ARROW.match(nxt))
@@ -1124,6 +1200,9 @@ def _pycharm_trailer(st: Scan, line: str, s: str) -> int | None:
     return st.i + 1 if s == "python-BaseException" else None
 
 
+_HEADINGS = ("Error", "Exception", "Errors", "Exceptions")
+
+
 def _exception_line(st: Scan, line: str, s: str) -> int | None:
     """``Type: message`` (or a bare type after frames), the message running on over the next lines."""
     em = _EXC_LINE.match(line)
@@ -1131,6 +1210,8 @@ def _exception_line(st: Scan, line: str, s: str) -> int | None:
     if not (em and (em.group("msg") is not None or after_frames) and _looks_like_type(em.group("type"), after_frames)):
         return None
     exc_type: str | None = em.group("type")
+    if exc_type in _HEADINGS and not after_frames and not (em.group("msg") or "").strip():
+        return None  # "Error:" over what the poster shows next is a heading, not an exception of that name
     msg_lines, j = _message_lines(st, _trim_commentary((em.group("msg") or "").strip()))
     message = "\n".join(msg_lines).strip() or None
     if exc_type == "python-BaseException":
@@ -1195,14 +1276,20 @@ def _message_lines(st: Scan, first: str) -> tuple[list[str], int]:
         if (
             not indented
             and not nxt.isascii()
-            and _CJK.search(nxt)
             and all(m.isascii() for m in msg_lines)
-            and _CHATTY.search(nxt)
+            and (_CHATTY.search(nxt) or _chinese_prose(nxt))
+            and _CJK.search(nxt)
         ):
-            break  # the poster's question in Chinese right under an English message
+            break  # the poster's words in Chinese right under an English message
         msg_lines.append(nxt.strip() if not nxt.startswith("\t") else nxt.rstrip())
         j += 1
     return msg_lines, j
+
+
+def _chinese_prose(line: str) -> bool:
+    """A line written mostly in Chinese (a path or a key with a Chinese name in it is not)."""
+    han = sum(1 for ch in line if "\u4e00" <= ch <= "\u9fff")
+    return han >= 4 and han * 3 >= sum(1 for ch in line if ch.isalnum())
 
 
 def _inline_exception(st: Scan, line: str, s: str) -> int | None:
@@ -1318,8 +1405,9 @@ _ERRORISH = Lazy(
     r"does not|doesn't|illegal|assert|killed|timed? ?out|segmentation|unexpectedly|"
     r"错误|报错|失败|无法|不能|必须|异常",
 )  # these three are matched against lower-cased text
+# a poster's own words (not "you" or "please": torch's messages say "if you need to", "Please file an issue")
 _CHATTY = Lazy(
-    r"\b(?:i|i'm|i've|my|we|our|you|your|me|please|thanks?|thank you|hello|hi|help|anyone|somebody|"
+    r"\b(?:i|i'm|i've|my|we|our|me|thanks?|thank you|hello|hi|help|anyone|somebody|"
     r"trying to fix|how to|how can|why|any idea|solve|solution)\b|[?？]\s*$|我|请|谢谢|怎么|为什么|求助|大佬",
 )
 
@@ -1377,6 +1465,23 @@ def _fallback_message(lines: list[str]) -> str | None:
             break  # (a short line is a log's or a UI's label: "error", "Progress", "Step 0 of 3000")
         out.append(s)
     return "\n".join(out)
+
+
+MAX_ALTERNATIVES = 2
+
+
+def _alternatives(lines: list[str], message: str | None) -> tuple[str, ...]:
+    """No exception line: the next lines that read most like an error after the one taken as the
+    message (the poster's sentence that quotes the error may have lost to a line of theirs that
+    says "报错"); the matcher tries their templates too."""
+    taken = set((message or "").split("\n"))
+    scored = []
+    for l in lines[-60:]:
+        s = _unwrap(l.strip())
+        if len(s) > 12 and s not in taken and _ERRORISH.search(s.lower()) and not _is_structural(l):
+            scored.append((_error_score(s), s))
+    scored.sort(key=lambda x: -x[0])  # (stable: the earlier line first on a tie)
+    return tuple(dict.fromkeys(s for _, s in scored))[:MAX_ALTERNATIVES]
 
 
 # c10's exception classes and the Python types torch raises for them (CATCH_CORE_ERRORS in
@@ -1505,6 +1610,7 @@ def _parse(text: str, budget: Budget | None = None) -> Parsed:
         return Parsed(
             exc_type=None,
             message=msg,
+            alternatives=_alternatives(lines, msg),
             signals=tuple(signals),
             format=_format(hints, last_line=True),
             lang_hint=lang_hint(text),

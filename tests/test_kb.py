@@ -51,7 +51,7 @@ BAD_ENTRY = textwrap.dedent("""\
     category = "autograd"
     kind = "error"
     exception_types = ["RuntimeError"]
-    patterns = ["something {x} went {x}"]
+    patterns = ["something {x} went {x}", "something else went wrong\\n"]
     frames = []
     excludes = []
     related = []
@@ -110,6 +110,7 @@ def test_lint_reports_every_problem_with_a_hint(tmp_path):
         "unknown key 'version_dependent'",  # a misspelt key is an error, not silently ignored
         "title.zh must be written in Chinese",
         "appears twice",
+        "ends with whitespace",
         "must be an https link",
         "missing section '## Explanation'",
         "'### zh' is missing",

@@ -558,3 +558,83 @@ def test_reasons_are_codes_rendered_in_each_language(index):
     assert all(isinstance(x, Reason) for c in answer.candidates for x in c.reasons)
     zh = answer.as_json(lang="zh")["matches"][0]["reasons"]
     assert zh and all(not any(w in x for w in ("template", "match", "type ")) for x in zh), zh
+
+
+# the report PyTorch's issue template asks for (python -m torch.utils.collect_env), shortened
+COLLECT_ENV = """Collecting environment information...
+PyTorch version: 2.4.1+cu118
+Is debug build: False
+CUDA used to build PyTorch: 11.8
+ROCM used to build PyTorch: N/A
+
+OS: Ubuntu 20.04.6 LTS (x86_64)
+GCC version: (Ubuntu 9.4.0-1ubuntu1~20.04.2) 9.4.0
+
+Python version: 3.10.14 (main, May  6 2024, 19:42:50) [GCC 11.2.0] (64-bit runtime)
+Is CUDA available: True
+CUDA runtime version: 11.8.89
+GPU models and configuration:
+GPU 0: NVIDIA GeForce RTX 3090
+GPU 1: NVIDIA GeForce RTX 3090
+
+Nvidia driver version: 525.147.05
+cuDNN version: Probably one of the following:
+/usr/lib/x86_64-linux-gnu/libcudnn.so.8.6.0
+/usr/lib/x86_64-linux-gnu/libcudnn_ops_infer.so.8.6.0
+Is XNNPACK available: True
+
+CPU:
+Architecture:                    x86_64
+CPU op-mode(s):                  32-bit, 64-bit
+Vulnerability Spectre v2:        Mitigation; Retpolines, IBPB conditional
+
+Versions of relevant libraries:
+[pip3] numpy==1.26.4
+[pip3] torch==2.4.1+cu118
+[conda] pytorch-cuda 11.8 h7e8668a_5 pytorch
+"""
+
+
+@pytest.mark.parametrize(
+    "paste,expected",
+    [
+        (
+            "### Versions\n"
+            + COLLECT_ENV
+            + "\n### Error\n```\nRuntimeError: mat1 and mat2 shapes cannot be multiplied "
+            "(16x2048 and 1024x10)\n```",
+            "matmul-shape-mismatch",
+        ),
+        # an error no entry knows: the report's "driver version" and "cuDNN" lines are no evidence
+        (
+            "我的环境：\n"
+            + COLLECT_ENV
+            + "\n运行 demo 时报错：\nValueError: config file demo.yaml has no key 'model'\n",
+            None,
+        ),
+        ("Environment:\n" + COLLECT_ENV + "\nThe script just exits, no error is printed.", None),
+    ],
+)
+def test_the_collect_env_report_describes_the_machine_not_the_error(index, paste, expected):
+    answer = explain_text(paste, index)
+    assert (answer.matches[0].id if answer.matches else None) == expected, answer.matches
+    assert not {"cuda-driver-too-old", "cudnn-no-valid-algorithm"} & {m.id for m in answer.matches}
+
+
+@pytest.mark.parametrize(
+    "paste",
+    [
+        # the poster's line with "报错" reads more like an error than their English sentence quoting it
+        "训练到第二个 epoch 就报错了，看了半天也没看出是哪里的问题，网上说是版本问题\n"
+        "The log only says The size of tensor a (64) must match the size of tensor b (32) at non-singleton "
+        "dimension 1 and then my script stops. I resized the masks already.",
+        "I get an error when the masks are bigger than the images, I am not sure what the error means. The error "
+        "states: The size of tensor a (245) must match the size of tensor b (244) at non-singleton dimension 2. "
+        "Do I need to resize my images?\n\n我试过改 batch size，还是报错。",
+    ],
+)
+def test_a_typeless_paste_is_matched_on_its_other_error_like_lines(index, paste):
+    parsed = parse_text(paste)
+    assert parsed.exc_type is None
+    assert any("non-singleton dimension" in alt for alt in (parsed.message, *parsed.alternatives))
+    assert top(index, paste) == "broadcast-size-mismatch"
