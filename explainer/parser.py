@@ -204,6 +204,38 @@ def _from_error_object(text: str) -> str | None:
     return stack
 
 
+_ESCAPED_TB = "Traceback (most recent call last):\\n"
+
+
+def _from_escaped(text: str) -> str | None:
+    """A traceback logged with its line breaks escaped (a JSON log record's ``"exc_info":
+    "Traceback (most recent call last):\\n  File ..."``, a log line that printed a repr), or an
+    error in a JSON record's value: the line that holds the last one, with the JSON string it sits
+    in (or the rest of the line) decoded in its place. None when the text holds none."""
+    at = text.rfind(_ESCAPED_TB)
+    tb = at >= 0
+    if not tb:
+        at = max(text.rfind("Error"), text.rfind("Exception"))
+        if at < 0 or "\\n" not in text[text.rfind("\n", 0, at) + 1 : at]:
+            return None  # an error word after an escaped line break on its line: a logged message
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    end = len(text) if end < 0 else end
+    line, k = text[start:end], at - start
+    m = next((m for m in _JSON_STRING.finditer(line) if m.start() < k < m.end()), None)
+    if not tb and (m is None or not line.lstrip().startswith("{") or not line[: m.start()].rstrip().endswith(":")):
+        return None  # a message only from a JSON record's value ("msg": "..."), not between two quoted paths
+    raw = m.group(1) if m else line[k:]
+    import json
+
+    try:
+        decoded = json.loads(f'"{raw}"', strict=False)
+    except ValueError:  # not a JSON string's escapes (a Windows path's backslash): the line breaks only
+        decoded = raw.replace("\\r\\n", "\n").replace("\\n", "\n").replace("\\t", "\t")
+    before, after = (line[: m.start()], line[m.end() :]) if m else (line[:k], "")
+    return f"{text[:start]}{before}\n{decoded}\n{after}{text[end:]}"
+
+
 def _field(text: str, key: str) -> str | None:
     """The string value of ``"key": "..."`` in a text that is not valid JSON (cut, raw newlines)."""
     import json
@@ -492,6 +524,37 @@ _FRAME_INLINE = Lazy(
 )
 
 
+MIN_TERMINAL_WIDTH = 60
+
+
+def _unwrap_terminal(lines: list[str]) -> list[str]:
+    """Lines a terminal wrapped at its width (copied from a console that breaks long lines: every
+    piece but the last exactly as wide as the screen) joined back. The width is the longest line's
+    length when three lines or more have it and hold words (not a box's or a rule's lines); a piece
+    is not joined to a line that starts a traceback or a frame."""
+    width = max(map(len, lines), default=0)
+    if width < MIN_TERMINAL_WIDTH:
+        return lines
+    full = [i for i, l in enumerate(lines) if len(l) == width]
+    if len(full) < 3:
+        return lines
+    edges = _BORDERS + "─━═"
+    if any(lines[i][:1] in edges or lines[i][-1:] in edges or not any(c.isalpha() for c in lines[i]) for i in full):
+        return lines
+    out: list[list[str]] = []  # each line's pieces (joined once: linear however many there are)
+    joining = False
+    for line in lines:
+        if joining and line and not (line.lstrip().startswith(("Traceback", "File ", "During handling", "The above"))):
+            out[-1].append(line)
+        else:
+            out.append([line])
+        joining = len(line) == width
+    return ["".join(pieces) for pieces in out]
+
+
+_INVISIBLE = ("\ufeff", "\u200b", "\u200c", "\u200d", "\u2060", "\u00ad")
+
+
 def _dedent_tracebacks(lines: list[str]) -> list[str]:
     """A traceback indented as a whole (Markdown's indented code, a reply a mail client indented, a
     list item): each run of lines that share an indentation and hold an indented ``Traceback``
@@ -545,6 +608,8 @@ def clean(text: str, budget: Budget | None = None) -> tuple[list[str], set[str],
         obj = _from_error_object(text)
         if obj is not None:
             text = obj
+        elif "\\n" in text:
+            text = _from_escaped(text) or text
     if sum(text.count(e, 0, 200_000) for e in _HTML_ENTITIES) >= 2:
         import html
 
@@ -552,14 +617,21 @@ def clean(text: str, budget: Budget | None = None) -> tuple[list[str], set[str],
     if "\x1b" in text:
         hints.add("ansi")
     text = strip_controls(text)  # colours for matching; escape sequences never reach a terminal
-    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u00a0", " ").replace("\ufeff", "")
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if not text.isascii():
+        # a no-break space is a space; what a web page or an editor adds unseen is nothing: a byte
+        # order mark, zero-width spaces and joiners, a soft hyphen ("Runtime\u200bError")
+        text = text.replace("\u00a0", " ")
+        for ch in _INVISIBLE:
+            if ch in text:
+                text = text.replace(ch, "")
     if "PyTorch version:" in text or "Collecting environment information" in text:
         text = _drop_env_report(text)
     if ("回溯" in text or "追溯" in text or "错误：" in text or "错误:" in text) and _CJK.search(text):
         text = _untranslate(text)
     if text[:1].isdigit() or "\n1" in text[:2000]:
         text = _strip_gutter(text)
-    raw_lines = text.split("\n")
+    raw_lines = _unwrap_terminal(text.split("\n"))
     if _TB_TEXT in text and any(l[:1] in (" ", "\t") and _TB_TEXT in l for l in raw_lines):
         raw_lines = _dedent_tracebacks(raw_lines)
     # a paste of a few lines may be one that lost its newlines: its lines keep MAX_FLAT_LINE

@@ -400,3 +400,12 @@ def test_ipython_8_flattened_keeps_the_cell_frame(paste):
         ("_tensor.py", 522, "torch.autograd.backward("),
         ("__init__.py", 259, "grad_tensors_ = _make_grads(tensors, grad_tensors_, is_grads_batched=False)"),
     ]
+
+
+def test_characters_a_web_page_adds_unseen_are_taken_out():
+    """A zero-width space, a joiner or a soft hyphen copied with the text ("Runtime\u200bError")."""
+    for ch in ("\u200b", "\u200d", "\u2060", "\u00ad", "\ufeff"):
+        p = parse_text(
+            f'Traceback (most recent call last):\n  File "a.py", line 1, in <module>\n    f()\nRuntime{ch}Error: boom{ch}ed'
+        )
+        assert (p.exc_type, p.message) == ("RuntimeError", "boomed"), ch
