@@ -35,6 +35,7 @@ TEXTS: dict[str, dict[str, str]] = {
     "from_line": {"en": " (from a signal line)", "zh": "（来自信号行）"},
     "frame": {"en": "telling frame {frame}", "zh": "关键调用帧 {frame}"},
     "no_message": {"en": " (no message matched)", "zh": "（报错信息本身没有匹配上）"},
+    "bare": {"en": "; {type} printed without a message", "zh": "；{type} 没有附带报错信息"},
     "signal": {"en": "signal line: {line}", "zh": "信号行：{line}"},
     "ties": {
         "en": "ties with {others} on the template's opening",

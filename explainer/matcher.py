@@ -60,6 +60,7 @@ TYPE_MISMATCH = 0.75  # the type is not one of the entry's (templates only; fuzz
 SOURCE_OTHER = 0.85  # a message from a part of the paste SOURCE_WEIGHT does not name
 FRAME_GAIN = 0.35  # a telling frame closes this share of the gap to 1
 FRAME_ONLY = 0.42  # a telling frame alone, no message matched
+FRAME_BARE = 0.72  # a telling frame and one of the entry's types, printed without a message ("NotImplementedError")
 SIGNAL_GAIN = 0.5  # a signal line closes this share of the gap to 1
 SIGNAL_ONLY = 0.62  # a signal line alone
 TIE_MARGIN = 0.01  # entries tied on a shared opening stay this far above the threshold
@@ -334,11 +335,7 @@ class Matcher:
             for pos, fr in enumerate(e["frames"]):
                 path, _, func = fr.rpartition(":")
                 # only the innermost telling frames are specific; generic module plumbing is not
-                if (
-                    pos < 2
-                    and func not in ("_call_impl", "_wrapped_call_impl", "__call__")
-                    and not path.endswith("module.py")
-                ):
+                if pos < 2 and func not in ("_call_impl", "_wrapped_call_impl", "__call__"):
                     self.frame_index[(path.rsplit("/", 1)[-1], func)].append(eid)
         self.signal_rx = [
             (eid, Lazy(s, re.I), lit)
@@ -577,7 +574,11 @@ class Matcher:
                 best[eid].gain(FRAME_GAIN, why)
             elif not parsed.message or not any(v.score >= THRESHOLD for v in best.values()):
                 # (also beside weak candidates: a telling frame is evidence a faint similarity is not)
-                best[eid] = Evidence(FRAME_ONLY, 3, [why.plus("no_message")], {})
+                if not parsed.message and _type_key(parsed.exc_type) in self.types[eid]:
+                    # a bare exception from the frame that raises it: nothing else to read
+                    best[eid] = Evidence(FRAME_BARE, 3, [why.plus("bare", type=str(parsed.exc_type))], {})
+                else:
+                    best[eid] = Evidence(FRAME_ONLY, 3, [why.plus("no_message")], {})
         for eid, why in self._signals(parsed, budget).items():
             if eid in best:
                 best[eid].gain(SIGNAL_GAIN, why)

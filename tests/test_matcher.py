@@ -638,3 +638,65 @@ def test_a_typeless_paste_is_matched_on_its_other_error_like_lines(index, paste)
     assert parsed.exc_type is None
     assert any("non-singleton dimension" in alt for alt in (parsed.message, *parsed.alternatives))
     assert top(index, paste) == "broadcast-size-mismatch"
+
+
+_BARE_FORWARD = """Traceback (most recent call last):
+  File "main.py", line 12, in <module>
+    y = net(x)
+  File "/opt/conda/lib/python3.8/site-packages/torch/nn/modules/module.py", line 727, in _call_impl
+    result = self.forward(*input, **kwargs)
+  File "/opt/conda/lib/python3.8/site-packages/torch/nn/modules/module.py", line 175, in _forward_unimplemented
+    raise NotImplementedError
+NotImplementedError"""
+
+_BARE_EOF = """Traceback (most recent call last):
+  File "eval.py", line 8, in <module>
+    ckpt = torch.load("last.pt")
+  File "/usr/local/lib/python3.10/dist-packages/torch/serialization.py", line 1040, in load
+    return _legacy_load(opened_file, map_location, pickle_module, **pickle_load_args)
+  File "/usr/local/lib/python3.10/dist-packages/torch/serialization.py", line 1258, in _legacy_load
+    magic_number = pickle_module.load(f, **pickle_load_args)
+EOFError"""
+
+
+@pytest.mark.parametrize(
+    "paste,expected",
+    [
+        (_BARE_FORWARD, "module-missing-forward"),  # torch before 1.13 raised it without a message
+        (_BARE_EOF, "load-empty-or-truncated"),
+        # the frame alone is not enough: another type from it, or the type without the frame
+        (_BARE_FORWARD.replace("NotImplementedError", "ValueError"), None),
+        ("NotImplementedError", None),
+        ("训练脚本一运行就报 EOFError，什么信息都没有", None),
+    ],
+)
+def test_a_bare_exception_from_the_frame_that_raises_it(index, paste, expected):
+    assert top(index, paste) == expected
+
+
+_LINEAR_TB = """Traceback (most recent call last):
+  File "train.py", line 30, in <module>
+    out = model(x)
+  File "/usr/lib/python3.8/site-packages/torch/nn/modules/module.py", line 889, in _call_impl
+    result = self.forward(*input, **kwargs)
+  File "/usr/lib/python3.8/site-packages/torch/nn/modules/linear.py", line 94, in forward
+    return F.linear(input, self.weight, self.bias)
+RuntimeError: {message}"""
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "expected scalar type Double but found Float",
+        "Expected object of scalar type Double but got scalar type Float for argument #2 'weight'",
+    ],
+)
+def test_an_older_generic_dtype_wording_is_told_apart_by_its_frames(index, message):
+    """Before 1.12 a Linear layer fed float64 said what any kernel says: the frame names the matrix
+    multiply; without it (or under a convolution's frame) the generic entry answers."""
+    assert top(index, _LINEAR_TB.format(message=message)) == "matmul-dtype-mismatch"
+    assert top(index, "RuntimeError: " + message) == "expected-scalar-type-mismatch"
+    conv = (
+        _LINEAR_TB.format(message=message).replace("linear.py", "conv.py").replace("F.linear(", "self._conv_forward(")
+    )
+    assert top(index, conv) == "expected-scalar-type-mismatch"
