@@ -21,7 +21,8 @@ _LABEL_PREFIXES = [
     re.compile(r"^FAILED \S+ - "),
     re.compile(r"^what\(\):\s*"),
     re.compile(r"^\[[A-Z] [\w.]+:\d+\]\s*"),
-    re.compile(r"^(?:[\w.:]+(?:Error|Exception|Warning|Failed|Unsupported)|Exception)\s*[:：]\s*"),
+    re.compile(r"^(?:[\w.:]+(?:Error|Exception|Warning|Failed|Unsupported)|Exception|[\w.]+\.error)\s*[:：]\s*"),
+    re.compile(r"^[\u4e00-\u9fff]{1,8}(?:错误|异常|警告)\s*[:：]\s*"),  # a translated type: 运行时错误：
 ]
 
 
@@ -74,7 +75,7 @@ def evaluate(path: str | Path, index) -> dict:
     parse_by_format: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
     bins = [[0, 0.0, 0] for _ in range(10)]  # count, sum of confidence, right
     misses = []
-    for row in rows:
+    for n_row, row in enumerate(rows, 1):
         answer = explain_text(row["text"], index, top=3)
         expected = row.get("expected_id", "none")
         also = set(row.get("also_ok") or [])
@@ -113,7 +114,7 @@ def evaluate(path: str | Path, index) -> dict:
         if not ok:
             misses.append(
                 {
-                    "id": row.get("id"),
+                    "id": str(row.get("id") or f"case {n_row}"),  # a corpus without ids: its case's number
                     "expected_id": expected,
                     "got": top,
                     "score": answer.matches[0].score

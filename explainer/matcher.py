@@ -103,6 +103,14 @@ def _type_key(t: str | None) -> str | None:
     return _TYPE_SEP.split(t)[-1].lower()
 
 
+def _spawned_child_eof(parsed: Parsed) -> bool:
+    return bool(parsed.exc_type and parsed.exc_type.endswith("EOFError")) and any(
+        f.function in ("_main", "spawn_main")
+        and [p for p in _PATH_SEP.split(f.file) if p][-2:] == ["multiprocessing", "spawn.py"]
+        for f in parsed.frames
+    )
+
+
 def _backends_named(folded: str) -> set[str]:
     """The backends a lower-cased text names as words (the expression only where one is in it)."""
     if not any(d in folded for d in _DEVICES):
@@ -347,7 +355,13 @@ class Matcher:
     def _sources(self, parsed: Parsed) -> list[tuple[str, str | None, str]]:
         """(kind, exc_type, message) for every message the paste offers, most trusted first."""
         out: list[tuple[str, str | None, str]] = []
-        if parsed.message:
+        if parsed.others and parsed.others[-1].message and _spawned_child_eof(parsed):
+            # a spawned child that could not read what its parent failed to send ("EOFError: Ran out
+            # of input" in multiprocessing's spawn): the parent's exception, printed before, is the error
+            parent = parsed.others[-1]
+            out.append(("final", parent.exc_type, parent.message))
+            out.append(("other", parsed.exc_type, parsed.message or ""))
+        elif parsed.message:
             out.append(("final", parsed.exc_type, parsed.message))
         for link in reversed(parsed.chain):
             if link.message:

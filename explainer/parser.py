@@ -1498,6 +1498,8 @@ def _error_score(line: str) -> float:
     score = len(_ERRORISH.findall(low)) * 2.0 + len(_WEAK.findall(low)) - len(_CHATTY.findall(low)) * 3.0
     if _SHAPEISH.search(low):
         score += 1.0
+    if line.endswith((":", "：")) and not line.isascii() and _chinese_prose(line):
+        score -= 3.0  # the poster's lead-in to what follows ("直接段错误退出了，什么报错信息都没有：")
     return score
 
 

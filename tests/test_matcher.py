@@ -700,3 +700,55 @@ def test_an_older_generic_dtype_wording_is_told_apart_by_its_frames(index, messa
         _LINEAR_TB.format(message=message).replace("linear.py", "conv.py").replace("F.linear(", "self._conv_forward(")
     )
     assert top(index, conv) == "expected-scalar-type-mismatch"
+
+
+def test_eval_reports_the_misses_of_a_corpus_without_ids_and_reads_translated_and_module_types(index, tmp_path):
+    import json as _json
+
+    from explainer.evaluate import evaluate, format_report, label_message
+
+    rows = [{"text": "RuntimeError: grad can be implicitly created only for scalar outputs", "expected_id": "none"}]
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text(_json.dumps(rows[0]) + "\n", encoding="utf-8")
+    assert "case 1" in format_report(evaluate(corpus, index))  # it printed nothing but a TypeError before
+    assert (
+        label_message("运行时错误：Given groups=1, weight of size [64, 3, 7, 7]")
+        == "given groups=1, weight of size [64, 3, 7, 7]"
+    )
+    assert (
+        label_message("cv2.error: OpenCV(4.8.1) error: (-215:Assertion failed)")
+        == "opencv(4.8.1) error: (-215:assertion failed)"
+    )
+
+
+_SPAWN_CHILD = r"""Traceback (most recent call last):
+  File "D:\work\cls\train.py", line 58, in <module>
+    for images, labels in loader:
+  File "D:\Anaconda3\envs\cls\lib\site-packages\torch\utils\data\dataloader.py", line 438, in __iter__
+    return self._get_iterator()
+  File "D:\Anaconda3\envs\cls\lib\site-packages\torch\utils\data\dataloader.py", line 386, in _get_iterator
+    return _MultiProcessingDataLoaderIter(self)
+  File "D:\Anaconda3\envs\cls\lib\multiprocessing\reduction.py", line 60, in dump
+    ForkingPickler(file, protocol).dump(obj)
+AttributeError: Can't pickle local object 'build_loader.<locals>.collate'
+Traceback (most recent call last):
+  File "<string>", line 1, in <module>
+  File "D:\Anaconda3\envs\cls\lib\multiprocessing\spawn.py", line 116, in spawn_main
+    exitcode = _main(fd, parent_sentinel)
+  File "D:\Anaconda3\envs\cls\lib\multiprocessing\spawn.py", line 126, in _main
+    self = reduction.pickle.load(from_parent)
+EOFError: Ran out of input"""
+
+
+def test_a_spawned_childs_eof_yields_to_the_parents_error(index):
+    """On Windows (spawn) the child prints last: it could not read what its parent failed to pickle.
+    The final type read stays the child's; the answer is the parent's error."""
+    assert parse_text(_SPAWN_CHILD).exc_type == "EOFError"
+    assert top(index, "Windows 上 num_workers=4 就报错：\n" + _SPAWN_CHILD) == "dataloader-pickle-local-object"
+    # an EOFError from torch.load itself is still the truncated checkpoint
+    assert top(index, _BARE_EOF.replace("EOFError", "EOFError: Ran out of input")) == "load-empty-or-truncated"
+
+
+def test_a_chinese_lead_in_line_is_not_the_message_of_a_typeless_paste():
+    paste = "服务器上跑 mmdetection 训练，日志打印完配置之后直接段错误退出了，什么报错信息都没有：\nSegmentation fault (core dumped)"
+    assert parse_text(paste).message == "Segmentation fault (core dumped)"
