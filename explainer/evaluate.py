@@ -16,6 +16,7 @@ from pathlib import Path
 from .core import explain_text
 from .matcher import THRESHOLD
 from .parser import strip_prefixes
+from .textio import strip_controls
 
 _LABEL_PREFIXES = [
     re.compile(r"^FAILED \S+ - "),
@@ -26,13 +27,18 @@ _LABEL_PREFIXES = [
 ]
 
 
+_WARNING_AT = re.compile(r"^\S{1,400}?:\d{1,7}: (?=[\w.]*Warning\b)")  # "path.py:47: FutureWarning: ..."
+
+
 def _norm(s: str | None) -> str:
     return re.sub(r"\s+", " ", s or "").strip().strip("*`'\" ").lower()
 
 
 def label_message(message: str) -> str:
-    """The labelled final error line with its prefixes (log, rank, pytest, type) removed."""
-    m = strip_prefixes(message.strip().strip("*`'\" "))
+    """The labelled final error line with what the paste put around it removed: terminal colours,
+    log, rank and pytest prefixes, a warning's ``path:line:``, Markdown emphasis, the type."""
+    m = strip_prefixes(strip_controls(message).strip().strip("*`'\" ")).strip()
+    m = _WARNING_AT.sub("", m).replace("**", "")
     for rx in _LABEL_PREFIXES:
         m = rx.sub("", m)
     return _norm(m)

@@ -430,6 +430,7 @@ class Matcher:
         fuzzy: list[tuple[_Pattern, float]] = []
         settled = False  # a template matched the whole message with a fitting type
         goes_on: set[str] = set()  # entries matched by an opening the message continues past
+        differs: set[str] = set()  # entries with a template the message reads as, but does not match
         for k, (pi, share) in enumerate(self._candidate_patterns(norm)):
             if k >= MIN_TRIED and budget is not None and budget.spent():
                 break
@@ -468,7 +469,17 @@ class Matcher:
             if m:
                 add(p, tier, base, why, {k: v.strip() for k, v in m.groupdict().items() if v}, strong)
                 settled = settled or (base >= START_MATCH and (tkey is None or tkey in self.types[p.entry_id]))
-            elif len(norm) >= MIN_CUT_CHARS and len(norm) < len(p.normalized) and p.normalized.startswith(norm):
+            elif p.normalized == norm:
+                # the message reads as this whole template once normalised, yet the template did not
+                # match: a literal it quotes differs ("module 'distutils' has no attribute ..." is not
+                # "module 'torch' ..."); no longer template of the entry is its cut-off beginning
+                differs.add(p.entry_id)
+            elif (
+                len(norm) >= MIN_CUT_CHARS
+                and len(norm) < len(p.normalized)
+                and p.normalized.startswith(norm)
+                and p.entry_id not in differs
+            ):
                 # a paste cut inside the message ("... cannot be multi"): the template's own beginning
                 add(p, 1, CUT_MATCH, _R_CUT, {}, False)
             elif p.fuzzy_ok and share >= MIN_WORD_SHARE:

@@ -532,12 +532,11 @@ def _unwrap_terminal(lines: list[str]) -> list[str]:
     piece but the last exactly as wide as the screen) joined back. The width is the longest line's
     length when three lines or more have it and hold words (not a box's or a rule's lines); a piece
     is not joined to a line that starts a traceback or a frame."""
-    width = max(map(len, lines), default=0)
-    if width < MIN_TERMINAL_WIDTH:
+    lengths = list(map(len, lines))
+    width = max(lengths, default=0)
+    if width < MIN_TERMINAL_WIDTH or lengths.count(width) < 3:
         return lines
-    full = [i for i, l in enumerate(lines) if len(l) == width]
-    if len(full) < 3:
-        return lines
+    full = [i for i, n in enumerate(lengths) if n == width]
     edges = _BORDERS + "─━═"
     if any(lines[i][:1] in edges or lines[i][-1:] in edges or not any(c.isalpha() for c in lines[i]) for i in full):
         return lines
@@ -553,6 +552,16 @@ def _unwrap_terminal(lines: list[str]) -> list[str]:
 
 
 _INVISIBLE = ("\ufeff", "\u200b", "\u200c", "\u200d", "\u2060", "\u00ad")
+
+
+def _indented_traceback(text: str) -> bool:
+    """Whether a ``Traceback`` line of the text is indented (looked at where the words are only)."""
+    at = text.find(_TB_TEXT)
+    while at >= 0:
+        if text[text.rfind("\n", 0, at) + 1 : at + 1][:1] in (" ", "\t"):
+            return True
+        at = text.find(_TB_TEXT, at + 1)
+    return False
 
 
 def _dedent_tracebacks(lines: list[str]) -> list[str]:
@@ -632,7 +641,7 @@ def clean(text: str, budget: Budget | None = None) -> tuple[list[str], set[str],
     if text[:1].isdigit() or "\n1" in text[:2000]:
         text = _strip_gutter(text)
     raw_lines = _unwrap_terminal(text.split("\n"))
-    if _TB_TEXT in text and any(l[:1] in (" ", "\t") and _TB_TEXT in l for l in raw_lines):
+    if _indented_traceback(text):
         raw_lines = _dedent_tracebacks(raw_lines)
     # a paste of a few lines may be one that lost its newlines: its lines keep MAX_FLAT_LINE
     # characters until they are split back (cut at MAX_LINE first, a long flattened traceback lost

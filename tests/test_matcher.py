@@ -149,10 +149,12 @@ def test_abstains_on_errors_it_does_not_know(index, text):
     assert answer.as_json()["parsed"] is not None  # an abstaining answer still shows what was parsed
 
 
-def test_generic_line_that_a_frame_would_settle_is_ambiguous(index):
+def test_the_generic_dtype_line_expecting_long_is_the_loss_target(index):
+    """Long is what a loss wants of its target (the catalog files the line there); any other dtype
+    pair is the generic entry, which yields to the loss entry's templates."""
     answer = explain_text("RuntimeError: expected scalar type Long but found Float", index)
-    assert answer.ambiguous
-    assert {c.id for c in answer.matches[:2]} == {"expected-scalar-type-mismatch", "cross-entropy-target-dtype"}
+    assert [c.id for c in answer.matches] == ["cross-entropy-target-dtype"]
+    assert top(index, "RuntimeError: expected scalar type Half but found Float") == "expected-scalar-type-mismatch"
 
 
 def test_thin_paste_with_two_close_entries_says_so(index):
@@ -719,6 +721,9 @@ def test_eval_reports_the_misses_of_a_corpus_without_ids_and_reads_translated_an
         label_message("cv2.error: OpenCV(4.8.1) error: (-215:Assertion failed)")
         == "opencv(4.8.1) error: (-215:assertion failed)"
     )
+    assert label_message("\x1b[0;31mKeyError\x1b[0m: 'label'") == "label"
+    assert label_message("**RuntimeError**: CUDA error: out of memory") == "cuda error: out of memory"
+    assert label_message("C:\\proj\\infer.py:47: FutureWarning: You are using torch.load") == "you are using torch.load"
 
 
 _SPAWN_CHILD = r"""Traceback (most recent call last):
@@ -752,3 +757,24 @@ def test_a_spawned_childs_eof_yields_to_the_parents_error(index):
 def test_a_chinese_lead_in_line_is_not_the_message_of_a_typeless_paste():
     paste = "服务器上跑 mmdetection 训练，日志打印完配置之后直接段错误退出了，什么报错信息都没有：\nSegmentation fault (core dumped)"
     assert parse_text(paste).message == "Segmentation fault (core dumped)"
+
+
+def test_a_message_that_reads_as_a_whole_template_but_quotes_another_name_is_not_its_cut_beginning(index):
+    tb = (
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 12, in <module>\n'
+        "    from torch.utils.tensorboard import SummaryWriter\n"
+        '  File "/home/ai/envs/det/lib/python3.8/site-packages/torch/utils/tensorboard/__init__.py", line 4, in <module>\n'
+        "    LooseVersion = distutils.version.LooseVersion\n"
+        "AttributeError: module 'distutils' has no attribute 'version'"
+    )
+    assert top(index, tb) is None  # it read as a cut "module 'torch' has no attribute ... (consider renaming"
+    assert top(index, "AttributeError: module 'torch' has no attribute 'concatenate'") == "torch-attribute-missing"
+    assert top(index, "RuntimeError: mat1 and mat2 shapes cannot be multi") == "matmul-shape-mismatch"  # a real cut
+
+
+def test_the_old_target_dtype_wording_without_its_call_suffix_is_the_loss_entry(index):
+    msg = "RuntimeError: Expected object of scalar type Long but got scalar type Float for argument #2 'target'"
+    assert top(index, msg) == "cross-entropy-target-dtype"
+    assert top(index, msg + " in call to _thnn_nll_loss_forward") == "cross-entropy-target-dtype"
+    assert top(index, "RuntimeError: expected scalar type Long but found Float") == "cross-entropy-target-dtype"
