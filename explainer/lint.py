@@ -217,10 +217,11 @@ def _lint_entry(entry: Entry, known_ids: set[str], planned: set[str] | None) -> 
             compile_pattern(p)
         except (PatternError, re.error) as exc:
             out.append(Problem("KB203", f"pattern {p[:60]!r}: {exc}"))
-        if p != p.rstrip():
+        if p != p.strip():
             out.append(
                 Problem(
-                    "KB207", f"pattern {p[:60]!r}: ends with whitespace, which a message (matched stripped) never has"
+                    "KB207",
+                    f"pattern {p[:60]!r}: starts or ends with whitespace, which a message (matched stripped) never has",
                 )
             )
         literal = re.sub(r"\{[^{}]*\}|\s", "", p)
