@@ -392,9 +392,7 @@ def _drop_env_report(text: str) -> str:
         s = line.strip()
         if not inside:
             inside = s.startswith(_ENV_START)
-        elif s and not (
-            (s.startswith(_ENV_LINE) or _ENV_KEY.match(s)) and not any(w in s.split(":", 1)[0] for w in _NOT_ENV)
-        ):
+        elif s and not ((s.startswith(_ENV_LINE) or _ENV_KEY.match(s)) and not any(w in s for w in _NOT_ENV)):
             inside = False
         if not inside:
             out.append(line)

@@ -409,3 +409,15 @@ def test_characters_a_web_page_adds_unseen_are_taken_out():
             f'Traceback (most recent call last):\n  File "a.py", line 1, in <module>\n    f()\nRuntime{ch}Error: boom{ch}ed'
         )
         assert (p.exc_type, p.message) == ("RuntimeError", "boomed"), ch
+
+
+def test_the_environment_report_ends_at_a_line_of_the_error():
+    """A path line belongs to the collect_env report (cuDNN's libraries); a warning printed at a
+    path right after it does not."""
+    p = parse_text(
+        "PyTorch version: 2.1.0\nIs CUDA available: True\ncuDNN version: Probably one of the following:\n"
+        "/usr/lib/x86_64-linux-gnu/libcudnn.so.8.9.2\n"
+        "/home/u/proj/train.py:40: UserWarning: The given NumPy array is not writable\n  x = torch.from_numpy(a)"
+    )
+    assert (p.exc_type, p.message) == ("UserWarning", "The given NumPy array is not writable")
+    assert not any("libcudnn" in line for line in p.lines)
