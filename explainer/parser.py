@@ -536,7 +536,7 @@ def _unwrap_terminal(lines: list[str]) -> list[str]:
         return lines
     full = [i for i, n in enumerate(lengths) if n == width]
     edges = _BORDERS + "─━═"
-    if any(lines[i][:1] in edges or lines[i][-1:] in edges or not any(c.isalpha() for c in lines[i]) for i in full):
+    if any(_ruled(lines[i], edges) for i in full):
         return lines
     out: list[list[str]] = []  # each line's pieces (joined once: linear however many there are)
     joining = False
@@ -547,6 +547,24 @@ def _unwrap_terminal(lines: list[str]) -> list[str]:
             out.append([line])
         joining = len(line) == width
     return ["".join(pieces) for pieces in out]
+
+
+def _ruled(line: str, edges: str) -> bool:
+    """A line drawn to the screen's width, not wrapped by it: a box's side, a rule, a header between
+    rules (pytest's "=== FAILURES ===", "___ test_x ___"), or no words."""
+    first, last = line[:1], line[-1:]
+    return (
+        first in edges
+        or last in edges
+        or (
+            first == last
+            and not first.isalnum()
+            and not first.isspace()
+            and line.startswith(3 * first)
+            and line.endswith(3 * first)
+        )
+        or not any(c.isalpha() for c in line)
+    )
 
 
 _INVISIBLE = ("\ufeff", "\u200b", "\u200c", "\u200d", "\u2060", "\u00ad")

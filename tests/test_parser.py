@@ -421,3 +421,18 @@ def test_the_environment_report_ends_at_a_line_of_the_error():
     )
     assert (p.exc_type, p.message) == ("UserWarning", "The given NumPy array is not writable")
     assert not any("libcudnn" in line for line in p.lines)
+
+
+def test_lines_drawn_to_the_screens_width_are_not_a_terminal_wrap():
+    from explainer.parser import _unwrap_terminal
+
+    rules = [
+        "=" * 30 + " FAILURES " + "=" * 40,
+        "_" * 30 + " test_a " + "_" * 42,
+        "E       RuntimeError: boom",
+        "=" * 20 + " short test summary info " + "=" * 35,
+        "FAILED tests/test_a.py::test_a - RuntimeError: boom",
+    ]
+    assert _unwrap_terminal(rules) == rules
+    wrapped = ["x" * 79 + "y", "z" * 80, "w" * 80, "end"]
+    assert _unwrap_terminal(wrapped) == ["x" * 79 + "y" + "z" * 80 + "w" * 80 + "end"]
