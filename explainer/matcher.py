@@ -270,7 +270,7 @@ def word_table(keys, active) -> dict:
     """What ranks candidate patterns, from each pattern's (entry id, words), over the patterns of the
     ``active`` entries: per word, the patterns (places in ``keys``) holding it, as the text
     ``"place place ..."`` (a one-paste process decodes the few words its paste has; a word's idf is
-    :func:`idf` of how many); per pattern, the total idf of its words; per entry, the backends every
+    :func:`word_idf` of how many); per pattern, the total idf of its words; per entry, the backends every
     one of its patterns names. The index stores it (built once with the index); an in-memory index
     makes it on start."""
     postings: dict[str, list[int]] = defaultdict(list)
@@ -331,7 +331,7 @@ class Matcher:
             table, row = index.word_table, index.pattern_row
         self.patterns = _Patterns(row, [j for j, eid in enumerate(owners) if eid in self.entries], len(owners))
         self.types = {eid: {_type_key(t) for t in e["exception_types"]} for eid, e in self.entries.items()}
-        self._counted: int = table["patterns"]
+        self._live_patterns: int = table["patterns"]
         self._words: dict[str, str] = table["words"]
         self._decoded: dict[str, tuple[float, list[int]]] = {}  # the words pastes had, decoded
         self.weight: list[float] = table["weights"]
@@ -387,7 +387,7 @@ class Matcher:
                 if raw is None:
                     continue
                 places = [int(j) for j in raw.split(" ")]
-                hit = decoded[t] = (word_idf(self._counted, len(places)), places)
+                hit = decoded[t] = (word_idf(self._live_patterns, len(places)), places)
             w, places = hit
             for i in places:
                 scores[i] = get(i, 0.0) + w
@@ -431,6 +431,7 @@ class Matcher:
         settled = False  # a template matched the whole message with a fitting type
         goes_on: set[str] = set()  # entries matched by an opening the message continues past
         differs: set[str] = set()  # entries with a template the message reads as, but does not match
+        cut: list[_Pattern] = []  # templates the message is the beginning of
         for k, (pi, share) in enumerate(self._candidate_patterns(norm)):
             if k >= MIN_TRIED and budget is not None and budget.spent():
                 break
@@ -474,16 +475,13 @@ class Matcher:
                 # match: a literal it quotes differs ("module 'distutils' has no attribute ..." is not
                 # "module 'torch' ..."); no longer template of the entry is its cut-off beginning
                 differs.add(p.entry_id)
-            elif (
-                len(norm) >= MIN_CUT_CHARS
-                and len(norm) < len(p.normalized)
-                and p.normalized.startswith(norm)
-                and p.entry_id not in differs
-            ):
-                # a paste cut inside the message ("... cannot be multi"): the template's own beginning
-                add(p, 1, CUT_MATCH, _R_CUT, {}, False)
+            elif len(norm) >= MIN_CUT_CHARS and len(norm) < len(p.normalized) and p.normalized.startswith(norm):
+                cut.append(p)  # a paste cut inside the message ("... cannot be multi"): the template's beginning
             elif p.fuzzy_ok and share >= MIN_WORD_SHARE:
                 fuzzy.append((p, share))
+        for p in cut:
+            if p.entry_id not in differs:
+                add(p, 1, CUT_MATCH, _R_CUT, {}, False)
         if settled:
             # the paste shows how its message goes on, a template matched all of it, and these
             # entries' templates go on differently: they are not another reading of the same paste

@@ -1385,7 +1385,7 @@ def _message_lines(st: Scan, first: str) -> tuple[list[str], int]:
 
 def _chinese_prose(line: str) -> bool:
     """A line written mostly in Chinese (a path or a key with a Chinese name in it is not)."""
-    han = sum(1 for ch in line if "\u4e00" <= ch <= "\u9fff")
+    han = len(_CJK.findall(line))
     return han >= 4 and han * 3 >= sum(1 for ch in line if ch.isalnum())
 
 

@@ -55,7 +55,6 @@ from functools import lru_cache
 
 from .textio import USER_CODE, Lazy
 
-OPS = ("method", "receiver", "arg", "args", "kwarg", "call", "value", "name", "bitwise", "line", "before", "target")
 MAX_TARGET_LINES = 200  # how far above the failing line a ``target`` is looked for
 MAX_LINE = 500  # a longer line is not rewritten (its ast could be costly and it is not one statement)
 
@@ -80,7 +79,7 @@ _ARGS = {
     "before": Lazy(r"\s+(\S.*)"),
     "target": Lazy(r"\s+([\w.]+)"),
 }
-assert tuple(_ARGS) == OPS
+OPS = tuple(_ARGS)
 
 
 def parse_ops(text: str) -> list[tuple]:
