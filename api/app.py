@@ -32,13 +32,13 @@ from typing import Any
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi import Path as PathParam
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
 from explainer.core import explain_text
 from explainer.index import Index, open_index
 
-from .errors import BodyLimitMiddleware, CatchAllMiddleware, error_response, install_handlers
+from .errors import BodyLimitMiddleware, CatchAllMiddleware, JSONResponse, error_response, install_handlers
 from .models import (
     MAX_QUERY_CHARS,
     EntriesResponse,
@@ -399,6 +399,7 @@ def create_app(
         version=_version(),
         summary="Paste a PyTorch traceback, get what went wrong, where in your code, and a verified fix, in English or Chinese.",
         lifespan=lifespan,
+        default_response_class=JSONResponse,
         docs_url=None,  # FastAPI's pages load their assets from a CDN; /docs is served from static/
         redoc_url=None,
     )

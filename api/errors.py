@@ -21,8 +21,10 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse as _StarletteJSON
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from explainer.textio import valid_unicode
 
 log = logging.getLogger("explainer.api")
 
@@ -38,6 +40,19 @@ CODES = {
     500: "internal_error",
     503: "unavailable",
 }
+
+
+class JSONResponse(_StarletteJSON):
+    """Starlette's JSON response whose encoding cannot fail: a character UTF-8 cannot hold (a lone
+    surrogate that reached an answer some way the decoders did not see) is written as U+FFFD's
+    bytes, never a 500."""
+
+    def render(self, content: Any) -> bytes:
+        text = json.dumps(content, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":"))
+        try:
+            return text.encode("utf-8")
+        except UnicodeEncodeError:
+            return valid_unicode(text).encode("utf-8")
 
 
 def error_body(code: str, message: str, **extra: Any) -> dict:

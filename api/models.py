@@ -11,6 +11,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from explainer.textio import valid_unicode
+
 MAX_TEXT_CHARS = 1 << 20  # the request body is capped at 1 MiB anyway; this bounds direct use
 MAX_TOP = 10
 MAX_QUERY_CHARS = 1000
@@ -60,12 +62,7 @@ class ExplainRequest(BaseModel):
     def _no_lone_surrogates(cls, v: object) -> object:
         # JSON may carry "\ud800" (a browser's JSON.stringify writes one for a lone surrogate): a str
         # Python holds but cannot encode as UTF-8. Replace it, as the CLI does with undecodable bytes.
-        if isinstance(v, str):
-            try:
-                v.encode("utf-8")
-            except UnicodeEncodeError:
-                v = v.encode("utf-8", "replace").decode("utf-8")
-        return v
+        return valid_unicode(v) if isinstance(v, str) else v
 
 
 # --- responses -------------------------------------------------------------------------------

@@ -627,6 +627,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args) -> int:
+    for stream in (sys.stdout, sys.stderr):  # a character the terminal's encoding lacks is replaced, never a crash
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="replace")
     try:
         return args.func(args)
     except UsageError as exc:

@@ -30,7 +30,7 @@ import re
 
 from .budget import PARSE_RESERVE, Budget
 from .model import Frame, Link, Other, Parsed, Signal
-from .textio import USER_CODE, Lazy, strip_controls
+from .textio import USER_CODE, Lazy, strip_controls, valid_unicode
 
 MAX_CHARS = 300_000  # keep the tail of longer pastes: the final exception is at the end
 MAX_LINE = 6_000  # longer lines are cut (a message's identifying words come first)
@@ -635,6 +635,7 @@ def clean(text: str, budget: Budget | None = None) -> tuple[list[str], set[str],
             text = obj
         elif "\\n" in text:
             text = _from_escaped(text) or text
+    text = valid_unicode(text)  # the decoders read JSON escapes: \ud800 alone is a lone surrogate
     if sum(text.count(e, 0, 200_000) for e in _HTML_ENTITIES) >= 2:
         import html
 

@@ -163,6 +163,19 @@ _CONTROL = Lazy(
 _HAS_CONTROL = Lazy(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
+def valid_unicode(text: str) -> str:
+    """``text`` as valid Unicode: a surrogate pair escaped apart (``\\ud83d\\ude00`` decoded by a JSON
+    reader) joined into its character, a lone surrogate (``\\ud800``, a byte that ``surrogateescape``
+    kept) replaced by U+FFFD. Every decoder's result goes through it, so that no encoder later fails."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
 def strip_controls(text: str) -> str:
     """``text`` without terminal escape sequences and control characters (tab and line breaks kept)."""
     if not _HAS_CONTROL.search(text):

@@ -50,3 +50,15 @@ def read_cases(path: Path) -> list[tuple[str, str, dict]]:
             current.append(line)
     flush()
     return cases
+
+
+def pytest_collection_modifyitems(config, items):
+    """``TBX_TEST_SHUFFLE=<seed>`` runs the tests in an order shuffled by that seed (the same on every
+    xdist worker, which must collect the same order): a test that passes only after, or only without,
+    another one shows up. ``.ci/run`` runs the quick loop once this way."""
+    import os
+    import random
+
+    seed = os.environ.get("TBX_TEST_SHUFFLE")
+    if seed:
+        random.Random(seed).shuffle(items)

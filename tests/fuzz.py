@@ -42,6 +42,48 @@ RUNS = [
     "\n\t",
 ]
 LENGTHS = (10, 100, 1000, 3000)
+# what a JSON string may carry that Python holds but UTF-8 cannot write (lone surrogates), a pair
+# escaped apart, NUL, every control class, bidi and invisible characters, a cut escape
+ESCAPES = [
+    "\\ud800",
+    "\\udfff",
+    "\\udc80x",
+    "\\ud83d\\ude00",
+    "\\ude00\\ud83d",
+    "\\u0000",
+    "\\u001b[31m",
+    "\\u009b",
+    "\\u0085",
+    "\\u2028",
+    "\\u202e",
+    "\\u2066",
+    "\\udb40\\udc41",
+    "\\ufeff",
+    "\\u",
+    "\\",
+    "\\x00",
+]
+# the same, raw in the text (a lone surrogate is what ``surrogateescape`` makes of an undecodable byte)
+RAW = ["\ud800", "\udcff", "\x00", "\x1b]8;;x\x07", "\x85", "\u2028", "\u202e", "\U000e0041", "\ufffe", "\x7f"]
+
+
+def wrap(text: str, rnd: random.Random) -> str:
+    """``text`` inside what one of the parser's decoders reads (a notebook's error output, an error
+    object as VS Code copies it, a JSON log record's ``exc_info``), with escapes spliced into it."""
+    body = json.dumps(text)[1:-1]
+    for _ in range(rnd.randint(1, 6)):
+        at = rnd.randint(0, len(body))
+        body = body[:at] + rnd.choice(ESCAPES) + body[at:]
+    kind = rnd.randrange(4)
+    if kind == 0:
+        lines = body.split("\\n")
+        joined = '", "'.join(lines)
+        return f'{{"ename": "RuntimeError", "evalue": "{lines[-1]}", "traceback": ["{joined}"]}}'
+    if kind == 1:
+        return f'{{"name": "RuntimeError", "message": "{body[-80:]}", "stack": "{body}"}}'
+    if kind == 2:
+        return f'{{"level": "error", "exc_info": "Traceback (most recent call last):\\n{body}"}}'
+    return body
 
 
 def seeds() -> list[str]:
@@ -77,6 +119,11 @@ def mutate(text: str, rnd: random.Random, others: list[str] | None = None) -> st
             text = " ".join(text.split("\n")) if rnd.random() < 0.5 else "\n".join(f"│ {l} │" for l in text.split("\n"))
         elif op == 6:  # closing brackets and quotes removed
             text = text.translate({ord(c): None for c in rnd.choice([")", "]", "'", '"', ")]'\""])})
+        elif op == 7 and rnd.random() < 0.3:  # into a decoder's JSON, or raw characters spliced in
+            if rnd.random() < 0.5:
+                text = wrap(text, rnd)
+            else:
+                text = text[:at] + rnd.choice(RAW) * rnd.randint(1, 3) + text[at:]
         elif op == 7 and others:  # a line from another paste
             other = rnd.choice(others).split("\n")
             text = text[:at] + "\n" + rnd.choice(other) + "\n" + text[at:]

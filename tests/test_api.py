@@ -196,6 +196,22 @@ def test_lone_surrogate_is_answered_not_crashed(client):
 
 
 @pytest.mark.parametrize(
+    "paste",
+    [
+        '{"name": "RuntimeError", "message": "x\\ud800", "stack": "Traceback (most recent call last):\\nRuntimeError: x\\ud800"}',
+        '{"ename": "RuntimeError", "evalue": "\\udfff", "traceback": ["RuntimeError: \\udfff"]}',
+        '{"exc_info": "Traceback (most recent call last):\\nRuntimeError: grad can be implicitly created only for scalar outputs \\udc00"}',
+    ],
+)
+def test_a_surrogate_the_decoders_make_is_answered_not_crashed(client, paste):
+    """The request's text is valid; the parser's JSON decoders turn its escaped \\ud800 into a lone
+    surrogate (a 500 when the answer was encoded)."""
+    r = client.post("/v1/explain", json={"text": paste})
+    assert r.status_code == 200, r.text
+    r.content.decode("utf-8")
+
+
+@pytest.mark.parametrize(
     "body",
     [
         {},

@@ -182,10 +182,10 @@ def test_fit_is_linear_on_hostile_messages():
     p = _pieces("a" * 30 + "{}" + "a" * 30 + "b{}" + "a" * 29 + "c")
     for n in (20_000, 40_000):
         msg = "a" * n
-        t = time.perf_counter()
+        t = time.thread_time()
         for _ in range(20):
             assert fit(p, msg) is None
-        elapsed = time.perf_counter() - t
+        elapsed = time.thread_time() - t
         assert elapsed < 0.5, elapsed
 
 
@@ -316,9 +316,9 @@ def test_lookup_speed(shipped):
     msgs += ["x" * 4000, "expected " * 500, "a b c d e f " * 300]
     times = []
     for m in msgs:
-        t = time.perf_counter()
+        t = time.thread_time()
         shipped.lookup(m, "RuntimeError")
-        times.append(time.perf_counter() - t)
+        times.append(time.thread_time() - t)
     times.sort()
     p50, p95 = times[len(times) // 2], times[int(len(times) * 0.95)]
     print(f"lookup p50 {p50 * 1000:.2f} ms, p95 {p95 * 1000:.2f} ms over {len(times)}")
@@ -329,9 +329,9 @@ def test_lookup_speed(shipped):
         "tests/test_longtail.py::test_lookup_speed",
     )
     assert p95 < 0.010 * 3, p95  # goal 10 ms; three times that on a loaded CI machine
-    t = time.perf_counter()
+    t = time.thread_time()
     LongTail(shipped.path)
-    assert time.perf_counter() - t < 0.050
+    assert time.thread_time() - t < 0.050
 
 
 # -- real uncurated errors, run under the pinned torch -------------------------------------------------

@@ -84,19 +84,19 @@ def test_never_raises_on_mutated_tracebacks(which, seed, junk):
 def test_ten_mib_paste_is_bounded():
     tb = CASES[0][1]
     big = ("INFO step 1 loss 0.123 lr 0.001\n" * 330_000)[: 10 * 1024 * 1024] + tb
-    t = time.perf_counter()
+    t = time.thread_time()
     p = parse_text(big)
-    elapsed = time.perf_counter() - t
+    elapsed = time.thread_time() - t
     assert p.exc_type == "RuntimeError" and "cannot be multiplied" in p.message
     assert elapsed < 3.0, f"10 MiB paste took {elapsed:.2f} s"  # measured well under 1 s; CI machines are noisy
 
 
 def test_one_mib_line_is_bounded():
     line = "x" * (1024 * 1024) + " RuntimeError: boom"
-    t = time.perf_counter()
+    t = time.thread_time()
     parse_text(line + "\n" + CASES[0][1])
     parse_text(line)
-    elapsed = time.perf_counter() - t
+    elapsed = time.thread_time() - t
     assert elapsed < 3.0, f"1 MiB line took {elapsed:.2f} s"
 
 
