@@ -68,6 +68,7 @@ WARM_UP_PASTE = (
 DEFAULT_QUEUE = 128
 DEFAULT_TIMEOUT_S = 10.0
 DEFAULT_MAX_CONNECTIONS = 512
+ADMIN_TIMEOUT_S = 30.0  # GET /v1/gaps: reading and clustering the gap log (3 s budget) and the nearest entries
 DEFAULT_KEEP_ALIVE_S = 5
 MAX_SEARCH_LIMIT = 50
 CORS_ENV = "TBX_CORS_ORIGINS"  # comma-separated origins, e.g. "https://wiki.example.com"; "*" for any
@@ -265,7 +266,7 @@ async def gaps(
         return {"clusters": top_n, "total": sum(c["count"] for c in found)}
 
     try:
-        return JSONResponse(await request.app.state.pool.run(read))
+        return JSONResponse(await request.app.state.admin_pool.run(read))  # never in the explanations' queue
     except Unavailable as exc:
         return error_response(503, str(exc), code=exc.code, headers={"Retry-After": "1"})
 
@@ -369,6 +370,9 @@ def create_app(
         gc.freeze()
         app.state.index = index
         app.state.pool = ExplainPool(max_concurrency, queue, timeout)
+        # the gap log's clustering (bounded in time, see explainer.gaps.clusters) on a thread of its
+        # own, one at a time: a large log never holds a thread explanations wait for
+        app.state.admin_pool = ExplainPool(1, 0, ADMIN_TIMEOUT_S)
         # explanations are CPU-bound Python in threads: with Python's default 5 ms switch interval
         # the event loop waits that long for the lock each time it has a request to read or answer
         # (/healthz among them); a shorter interval keeps it responsive for a little switching
@@ -391,6 +395,7 @@ def create_app(
             sys.setswitchinterval(previous_interval)
             gc.unfreeze()  # an app built again in the same process (tests) starts from a clean collector
             app.state.pool.close()
+            app.state.admin_pool.close()
             if app.state.recorder is not None:
                 app.state.recorder.flush()  # what was answered is recorded before the process ends
 
@@ -454,10 +459,16 @@ def serve(
     Limits: ``max_concurrency`` explanations at once and ``queue`` waiting per process, ``timeout``
     seconds per explanation request (then 503); uvicorn's ``limit_concurrency`` caps connections
     and tasks (``max_connections``, answered 503 by uvicorn beyond), and ``timeout_keep_alive``
-    closes idle keep-alive connections (slow or idle clients) after ``keep_alive`` seconds."""
+    closes idle keep-alive connections after ``keep_alive`` seconds; the protocol
+    (:mod:`explainer.api.protocol`) closes a connection that sends no whole request head in time or
+    a body too slowly, and lets idle connections make room for new ones."""
     import uvicorn
 
-    limits: dict[str, Any] = {"limit_concurrency": max_connections, "timeout_keep_alive": min(keep_alive, timeout)}
+    limits: dict[str, Any] = {
+        "limit_concurrency": max_connections,
+        "timeout_keep_alive": min(keep_alive, timeout),
+        "http": "explainer.api.protocol:GuardedH11Protocol",
+    }
     if record_gaps:
         os.environ[RECORD_GAPS_ENV] = "1"  # every worker process records
     if workers > 1:

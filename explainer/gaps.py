@@ -2,11 +2,15 @@
 
 Off by default. ``TBX_GAPS=1`` turns it on for the CLI and the hooks, ``tbx serve --record-gaps`` for
 the server. What is recorded, for abstentions, ambiguous answers and low-confidence answers only, is a
-*redacted signature* (:func:`signature`): the exception type, the message with every value replaced
-by a placeholder (numbers, shapes, paths, file and user names, hex, e-mail addresses, URLs, IPs, host
-names, tokens and keys), the torch frames as ``module:function`` (never a user frame or a code line),
-the torch version when the paste shows one, what was answered (ids and scores), the day, and a
-count. Never the paste, the user's code or paths.
+*signature built from what torch and the libraries wrote* (:func:`signature`), never the user's text
+with known secrets taken out: an allow-list, not a deny-list.
+
+- the message keeps a word only where torch's own messages have it (the long-tail index's
+  vocabulary, the knowledge base's patterns, a short list of English function words); every other
+  run of characters (a name, a path, a key, a password, an address, a number) is one ``<*>``;
+- the exception type is kept when Python or a known library defines it, otherwise ``<type>``;
+- torch's frames as ``module:function``, read from installed packages only (never a user frame or a
+  code line); the torch version the paste shows; what was answered (ids and scores); the day; a count.
 
 Storage: SQLite in the user's data directory (``TBX_GAPS_PATH`` overrides; WAL mode, so several
 workers of one host write safely), or PostgreSQL when ``TBX_GAPS_URL=postgresql://...`` is set
@@ -30,64 +34,126 @@ MAX_MESSAGE = 600  # characters of the parameterised message kept
 ENV_ON, ENV_PATH, ENV_URL = "TBX_GAPS", "TBX_GAPS_PATH", "TBX_GAPS_URL"
 log = logging.getLogger("explainer.gaps")
 
-# Redaction, in order; every expression is linear (bounded repetitions, no nested quantifiers).
-_REDACT = [
-    (re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s'\"<>]+"), "<url>"),
-    (re.compile(r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}"), "<email>"),
-    (re.compile(r"(?i)\b(bearer|basic)\s{1,3}[^\s,;]{8,400}"), r"\1 <secret>"),
-    (
-        re.compile(
-            r"(?i)\b(token|api[_-]?key|secret|password|passwd|pwd|authorization|auth|access[_-]?key)\b(\s{0,3}[:=]\s{0,3})[^\s,;]{1,400}"
-        ),
-        r"\1\2<secret>",
-    ),
-    (
-        re.compile(
-            r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{8,400}|\bgh[pousr]_[A-Za-z0-9]{16,400}|\bhf_[A-Za-z0-9]{16,400}|\bAKIA[0-9A-Z]{16}\b|\bxox[abpr]-[A-Za-z0-9-]{8,400}|\beyJ[\w-]{4,400}\.[\w-]{4,400}\.[\w-]{4,400}"
-        ),
-        "<secret>",
-    ),
-    (re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?\b"), "<ip>"),
-    (re.compile(r"(?i)\b(?:[0-9a-f]{1,4}:){2,7}[0-9a-f]{1,4}\b"), "<ip>"),
-    (re.compile(r"(?i)\b[a-z]:[\\/][^\s'\"]{0,400}|\\\\[^\s'\"]{1,400}"), "<path>"),
-    (re.compile(r"(?:~|\.{0,2})/[^\s'\"():,;]{1,400}"), "<path>"),
-    (
-        re.compile(
-            r"(?i)\b[\w-]{1,200}\.(?:pt|pth|ckpt|bin|safetensors|pkl|pickle|py|ipynb|json|ya?ml|csv|tsv|npy|npz|h5|onnx|txt|log|zip|tar|gz|jpg|jpeg|png)\b"
-        ),
-        "<file>",
-    ),
-    (
-        re.compile(
-            r"(?i)\b(?:[a-z0-9-]{1,63}\.){1,8}(?:com|net|org|io|ai|dev|cloud|internal|local|lan|corp|cn|edu|gov|uk|de)\b"
-        ),
-        "<host>",
-    ),
-    (
-        re.compile(r"(?i)\b(host(?:name)?|node|user(?:name)?|machine)(\s{0,3}[:=]\s{0,3}|\s{1,3})[\w.-]{1,100}"),
-        r"\1\2<name>",
-    ),
-    (re.compile(r"\b[A-Za-z0-9_+/=-]{24,400}"), None),  # long token-like runs: only those mixing letters and digits
-]
 _TORCH_VERSION = re.compile(
     r"(?i)\b(?:py)?torch(?:\s{1,3}version)?\s{0,3}(?:[:=]{1,2}|\s)\s{0,3}v?(\d{1,2}\.\d{1,3}(?:\.\d{1,3})?)"
 )
 
+# --- the allow-list ------------------------------------------------------------------------------
 
-def _tokenish(m: re.Match[str]) -> str:
-    s = m.group(0)
-    return "<secret>" if re.search(r"\d", s) and re.search(r"[A-Za-z]", s) else s
+# English function words of three letters or fewer: the long tail's vocabulary holds words of three
+# letters and more, and these carry no secret
+_SHORT = frozenset(
+    "a an as at be by do if in is it no of on or so to up vs and are but can for has its may not one "
+    "the too two use was who why you all any did get got had how new now off out own per see set try".split()
+)
+# the roots of exception types that a package defines (a user's own type is not stored)
+_TYPE_ROOTS = frozenset(
+    "torch torchvision torchaudio numpy scipy pandas sklearn transformers diffusers accelerate deepspeed vllm "
+    "peft datasets tokenizers safetensors huggingface_hub bitsandbytes xformers flash_attn triton apex timm "
+    "lightning pytorch_lightning mmcv mmengine mmdet onnx onnxruntime tensorflow keras jax PIL cv2 ray wandb "
+    "omegaconf hydra yaml h5py requests urllib3 http urllib ssl socket json pickle _pickle multiprocessing "
+    "concurrent asyncio subprocess zipfile tarfile sqlite3 importlib".split()
+)
+# a run of non-space characters is read as words, numbers and these marks; any other character (a
+# letter of another script, an at sign, a backslash) makes the whole run one placeholder
+_CHUNK = re.compile(r"[a-z][a-z0-9_]{0,80}|[0-9]{1,80}|[\u4e00-\u9fff]{1,80}|[()\[\]{},.;:'\"!?=+\-*/%|&^~#`<>]")
+_WORDS = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,80}")
+_HAN_RUN = re.compile(r"[\u4e00-\u9fff]{1,200}")
+_vocab: dict[str, tuple[frozenset[str], str]] = {}
+_vocab_lock = threading.Lock()
 
 
-def redact(text: str) -> str:
-    """The text with personal and secret values replaced by placeholders, then normalised
-    (:func:`explainer.normalize.normalize`: numbers, shapes, dtypes, quoted names)."""
+def vocabulary(index=None) -> tuple[frozenset[str], str]:
+    """The words torch and the libraries write (lower case), and the Chinese text of the knowledge
+    base's patterns: what a signature may keep. Read once per process and index."""
+    key = getattr(index, "path", "") or ""
+    with _vocab_lock:
+        if key in _vocab:
+            return _vocab[key]
+        words: set[str] = set(_SHORT)
+        han: list[str] = []
+        from .longtail import open_longtail
+
+        try:
+            lt = open_longtail(compile_ok=False)
+        except Exception:  # noqa: BLE001 - no long tail: the knowledge base's words only
+            lt = None
+        if lt is not None:
+            words.update(lt.words())
+        for row in getattr(index, "patterns", None) or ():
+            words.update(w.lower() for w in _WORDS.findall(row[2]))
+            han += _HAN_RUN.findall(row[2])
+        for e in (getattr(index, "entries", None) or {}).values():
+            for t in e.get("exception_types") or ():
+                words.update(w.lower() for w in _WORDS.findall(t))
+            han += _HAN_RUN.findall(e.get("title_zh") or "")
+        _vocab[key] = (frozenset(words), "\n".join(han))
+        return _vocab[key]
+
+
+_HOST_END = re.compile(r"\.(?:com|net|org|io|ai|dev|cloud|internal|local|lan|corp|cn|edu|gov|uk|de)\W*$")
+
+
+def _allowed_run(run: str, words: frozenset[str], han: str) -> bool:
+    if "@" in run and run != "@" or "://" in run:
+        return False  # an address, a user:password@host, a URL: whatever words it is made of
+    if "." in run and ("-" in run or _HOST_END.search(run)):
+        return False  # a host name (gpu-node-17.cluster.internal), even one made of torch's words
+    pos = 0
+    for m in _CHUNK.finditer(run):
+        if m.start() != pos:
+            return False  # a character outside the allowed classes
+        pos = m.end()
+        c = m.group()
+        if c[0].isalpha() and c[0] <= "z":
+            if c not in words:
+                return False
+        elif "\u4e00" <= c[0] <= "\u9fff" and not all(c[i : i + 2] in han for i in range(max(1, len(c) - 1))):
+            return False  # every two characters in a row are text of the knowledge base's patterns
+    return pos == len(run)
+
+
+def redact(text: str, index=None) -> str:
+    """The message as torch's words only: every run of non-space characters that is not made of
+    words torch writes (and marks and numbers) is one ``<*>``, then the rest is normalised
+    (:func:`explainer.normalize.normalize`: numbers, shapes, dtypes, quoted names become ``<*>``). An
+    allow-list: a secret is kept only if it is spelled as words of torch's own messages."""
+    import unicodedata
+
     from .normalize import normalize
 
-    s = text[: MAX_MESSAGE * 4]
-    for rx, repl in _REDACT:
-        s = rx.sub(_tokenish if repl is None else repl, s)
-    return normalize(s)[:MAX_MESSAGE]
+    words, han = vocabulary(index)
+    s = unicodedata.normalize("NFKC", text[: MAX_MESSAGE * 4])
+    out: list[str] = []
+    for run in s.split():
+        kept = run if _allowed_run(run.lower(), words, han) else "<*>"
+        if kept != "<*>" or not out or out[-1] != "<*>":
+            out.append(kept)
+    return normalize(" ".join(out))[:MAX_MESSAGE]
+
+
+def allowed_type(exc_type: str | None, index=None) -> str | None:
+    """The exception type when Python or a known package defines it (or the knowledge base names
+    it), ``<type>`` for any other (a user's own class names their project), None when there is none."""
+    if not exc_type:
+        return None
+    if not re.fullmatch(r"[A-Za-z_][\w.]{0,119}", exc_type):
+        return "<type>"
+    import builtins
+
+    if "." not in exc_type:
+        obj = getattr(builtins, exc_type, None)
+        if isinstance(obj, type) and issubclass(obj, BaseException):
+            return exc_type
+    elif exc_type.split(".", 1)[0] in _TYPE_ROOTS:
+        return exc_type
+    for e in (getattr(index, "entries", None) or {}).values():
+        if exc_type in (e.get("exception_types") or ()):
+            return exc_type
+    return "<type>"
+
+
+_INSTALLED = re.compile(r"[\\/](?:site|dist)-packages[\\/]torch[\\/]|[\\/]lib[\\/]python[\d.]*[\\/]torch[\\/]")
 
 
 def torch_frames(parsed) -> list[str]:
@@ -96,7 +162,8 @@ def torch_frames(parsed) -> list[str]:
     for f in parsed.frames:
         path = (f.file or "").replace("\\", "/")
         i = path.rfind("/torch/")
-        if not f.library or i < 0 or not f.function or not path.endswith(".py"):
+        # an installed torch only: a checkout or a folder of the user's named torch holds their names
+        if not f.library or i < 0 or not f.function or not path.endswith(".py") or not _INSTALLED.search(path):
             continue
         module = path[i + 1 : -3].replace("/", ".").removesuffix(".__init__")
         name = f"{module}:{f.function}"
@@ -124,12 +191,12 @@ def signature(answer, text: str = "") -> dict | None:
     if reason is None:
         return None
     p = answer.parsed
-    exc_type = p.exc_type if p.exc_type and re.fullmatch(r"[\w.:]{1,120}", p.exc_type) else None
+    index = getattr(answer, "index", None)
     m = _TORCH_VERSION.search(text[-200_000:]) if text else None
     answered = [[c.id, round(c.score, 3)] for c in (answer.matches or answer.candidates)[:3]]
     sig = {
-        "exc_type": exc_type,
-        "message": redact(p.message or ""),
+        "exc_type": allowed_type(p.exc_type, index),
+        "message": redact(p.message or "", index),
         "frames": torch_frames(p),
         "torch_version": m.group(1) if m else None,
         "reason": reason,
@@ -300,13 +367,27 @@ class Recorder:
 # -- tbx gaps -------------------------------------------------------------------------------------
 
 SIMILAR = 85  # rapidfuzz token_set_ratio for two messages of one cluster
+BLOCK_WORDS = 3  # a signature is compared only with clusters sharing one of its rarest words ...
+BLOCK_RECENT = 64  # ... among the latest clusters each such word names ...
+MAX_COMPARED = 16  # ... at most this many, those sharing most words first
+CLUSTER_BUDGET_S = 3.0  # past this, signatures join a cluster only on the same type and message
+_CLUSTER_WORD = re.compile(r"[a-z][a-z0-9_]{2,40}|[\u4e00-\u9fff]{2,40}")
 
 
-def clusters(rows: list[dict]) -> list[dict]:
+def clusters(rows: list[dict], *, budget_s: float = CLUSTER_BUDGET_S) -> list[dict]:
     """Signatures grouped: the same exception type, similar messages, and shared torch frames when
-    both have some. Largest first."""
-    from rapidfuzz import fuzz
+    both have some. Largest first.
 
+    Linear in the number of signatures: identical (type, message) pairs are merged by a dict; each
+    other signature is compared (rapidfuzz) with at most ``MAX_COMPARED`` clusters of its type that
+    share one of its ``BLOCK_WORDS`` rarest words, so 20 000 distinct gaps cost 20 000 x 16
+    comparisons at most, not 20 000² / 2. Past ``budget_s`` the rest are merged on equal messages
+    only."""
+    from collections import Counter
+
+    from rapidfuzz import fuzz, process
+
+    deadline = time.monotonic() + budget_s
     by_key: dict[str, dict] = {}
     for r in rows:
         cur = by_key.get(r["key"])
@@ -315,33 +396,50 @@ def clusters(rows: list[dict]) -> list[dict]:
         else:
             cur["count"] += r["count"]
             cur["day"] = max(cur["day"], r["day"])
+    sigs = sorted(by_key.values(), key=lambda s: -s["count"])
+    words_of = [set(_CLUSTER_WORD.findall(s["message"] or "")) for s in sigs]
+    df = Counter(w for ws in words_of for w in ws)
     out: list[dict] = []
-    for sig in sorted(by_key.values(), key=lambda s: -s["count"]):
-        for c in out:
-            if c["exc_type"] != sig["exc_type"]:
-                continue
-            if c["frames"] and sig["frames"] and not set(c["frames"]) & set(sig["frames"]):
-                continue
-            if fuzz.token_set_ratio(c["message"], sig["message"]) >= SIMILAR:
-                c["count"] += sig["count"]
-                c["members"] += 1
-                c["last_day"] = max(c["last_day"], sig["day"])
-                c["reasons"][sig["reason"]] = c["reasons"].get(sig["reason"], 0) + sig["count"]
-                break
-        else:
-            out.append(
-                {
-                    "exc_type": sig["exc_type"],
-                    "message": sig["message"],
-                    "frames": sig["frames"],
-                    "torch_version": sig["torch_version"],
-                    "count": sig["count"],
-                    "members": 1,
-                    "last_day": sig["day"],
-                    "reasons": {sig["reason"]: sig["count"]},
-                    "answered": sig["answered"],
-                }
-            )
+    exact: dict[tuple, dict] = {}
+    postings: dict[tuple, list[int]] = {}  # (type, word) -> clusters, in order made
+    for sig, words in zip(sigs, words_of):
+        t = sig["exc_type"]
+        c = exact.get((t, sig["message"]))
+        if c is None and time.monotonic() < deadline:
+            rare = sorted(words, key=lambda w: (df[w], w))[:BLOCK_WORDS]
+            shared = Counter(i for w in rare for i in postings.get((t, w), ())[-BLOCK_RECENT:])
+            frames = set(sig["frames"])
+            cands = [
+                out[i]
+                for i, _n in shared.most_common(MAX_COMPARED)
+                if not (out[i]["frames"] and frames and not frames.intersection(out[i]["frames"]))
+            ]
+            if cands:
+                best = process.extractOne(
+                    sig["message"], [x["message"] for x in cands], scorer=fuzz.token_set_ratio, score_cutoff=SIMILAR
+                )
+                c = cands[best[2]] if best else None
+        if c is not None:
+            c["count"] += sig["count"]
+            c["members"] += 1
+            c["last_day"] = max(c["last_day"], sig["day"])
+            c["reasons"][sig["reason"]] = c["reasons"].get(sig["reason"], 0) + sig["count"]
+            continue
+        c = {
+            "exc_type": t,
+            "message": sig["message"],
+            "frames": sig["frames"],
+            "torch_version": sig["torch_version"],
+            "count": sig["count"],
+            "members": 1,
+            "last_day": sig["day"],
+            "reasons": {sig["reason"]: sig["count"]},
+            "answered": sig["answered"],
+        }
+        exact[(t, sig["message"])] = c
+        for w in words:
+            postings.setdefault((t, w), []).append(len(out))
+        out.append(c)
     out.sort(key=lambda c: -c["count"])
     return out
 
@@ -352,6 +450,12 @@ def nearest(cluster: dict, index) -> list[list]:
 
     text = f"{cluster['exc_type'] or 'Error'}: {cluster['message']}"
     return [[c.id, c.score] for c in explain_text(text, index, top=2).candidates[:2]]
+
+
+def _comment_safe(text: str) -> str:
+    """Text that cannot close an HTML comment (``--`` and ``--->`` included): each hyphen before
+    another is followed by a space."""
+    return re.sub(r"-(?=-)", "- ", text).replace("--", "- -")
 
 
 def draft(cluster: dict) -> str:
@@ -386,7 +490,7 @@ def draft(cluster: dict) -> str:
                 "docs = []",
                 "+++",
                 "",
-                f"<!-- {cluster['count']} gap(s) recorded; parameterised example: {cluster['message'][:200].replace('--', '- -')} -->",
+                f"<!-- {cluster['count']} gap(s) recorded; parameterised example: {_comment_safe(cluster['message'][:200])} -->",
             ]
         )
         + "\n"

@@ -239,6 +239,10 @@ class LongTail:
             self._conns[get_ident()] = db
         return db
 
+    def words(self) -> list[str]:
+        """Every whole word of the templates' literal text (lower case): the vocabulary torch writes."""
+        return [w for (w,) in self._db().execute("select word from word")]
+
     # -- retrieval --------------------------------------------------------------------------
     LOOKUP_CACHE = 2048  # recent lookups kept: the same error message recurs (users, cells, workers)
 

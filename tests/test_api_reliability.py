@@ -205,3 +205,111 @@ def test_tbx_serve_rejects_bad_limits():
 
     assert main(["serve", "--max-concurrency", "0"]) == 2
     assert main(["serve", "--timeout", "0"]) == 2
+
+
+@pytest.mark.slow  # a real `tbx serve`, 600 sockets, slow clients: about 15 s
+def test_idle_and_slow_clients_do_not_take_the_server_down(tmp_path):
+    """600 connections that never send a byte, a client sending its headers a byte at a time and one
+    sending its body a byte at a time: /healthz stays fast, explanations succeed, the idle sockets are
+    closed (the oldest as new ones come, the rest at the head deadline)."""
+    import os
+    import select
+    import socket
+    import statistics
+    import subprocess
+    import sys
+
+    import httpx
+
+    from explainer.api import protocol
+    from explainer.api.threaded import free_port
+
+    from .conftest import ROOT
+
+    port = free_port()
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "explainer", "serve", "--port", str(port)],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    idle: list[socket.socket] = []
+    stop = threading.Event()
+
+    def trickle(head: bytes, body: bytes) -> None:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+            s.sendall(head)
+            for b in body:
+                if stop.wait(0.3):
+                    return
+                try:
+                    s.sendall(bytes([b]))
+                except OSError:
+                    return  # closed by the server: what it should do
+
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2)
+                break
+            except httpx.HTTPError:
+                assert time.monotonic() < deadline, "tbx serve did not answer"
+                time.sleep(0.2)
+        for _ in range(600):
+            idle.append(socket.create_connection(("127.0.0.1", port), timeout=5))
+        slow = [
+            threading.Thread(target=trickle, args=(b"", b"GET /healthz HTTP/1.1\r\nHost: x\r\n" * 20), daemon=True),
+            threading.Thread(
+                target=trickle,
+                args=(
+                    b"POST /v1/explain HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 400\r\n\r\n",
+                    b'{"text": "' + b"x" * 380,
+                ),
+                daemon=True,
+            ),
+        ]
+        for t in slow:
+            t.start()
+        times = []
+        with httpx.Client(timeout=5) as client:
+            for i in range(25):
+                t0 = time.perf_counter()
+                with socket.create_connection(("127.0.0.1", port), timeout=5) as s:  # a new connection each time
+                    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                    got = b""
+                    while chunk := s.recv(4096):
+                        got += chunk
+                times.append(time.perf_counter() - t0)
+                assert got.startswith(b"HTTP/1.1 200"), got[:200]
+                if i % 5 == 0:
+                    r = client.post(f"http://127.0.0.1:{port}/v1/explain", json={"text": SEED})
+                    assert r.status_code == 200 and r.json()["matches"], r.text
+                time.sleep(0.1)
+        print(
+            f"/healthz under 600 idle sockets: median {statistics.median(times) * 1000:.1f} ms, max {max(times) * 1000:.1f} ms"
+        )
+        assert statistics.median(times) < 0.1 and max(times) < 1.0, times
+        # every idle socket is closed by the server: evicted for newer ones, or at the head deadline
+        closed, wait_until = set(), time.monotonic() + protocol.HEAD_TIMEOUT_S + 5
+        while len(closed) < len(idle) and time.monotonic() < wait_until:
+            ready, _, _ = select.select([s for s in idle if s.fileno() not in closed], [], [], 0.5)
+            for s in ready:
+                try:
+                    if s.recv(1) == b"":
+                        closed.add(s.fileno())
+                except OSError:
+                    closed.add(s.fileno())
+        assert len(closed) == len(idle), f"{len(idle) - len(closed)} idle sockets still open"
+    finally:
+        stop.set()
+        for s in idle:
+            s.close()
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()

@@ -247,3 +247,82 @@ def test_a_broken_store_never_fails_a_request(tmp_path, monkeypatch, index):
         for text in PASTES:
             assert client.post("/v1/explain", json={"text": text}).status_code == 200
         app.state.recorder.flush()
+
+
+def _synthetic_rows(n: int) -> list[dict]:
+    import random
+
+    rnd = random.Random(3)
+    words = (
+        "expected tensor size shape dtype device index dimension input output weight found got but of to the".split()
+    )
+    return [
+        {
+            "key": str(i),
+            "day": f"2026-12-0{rnd.randint(1, 6)}",
+            "exc_type": rnd.choice(["RuntimeError", "ValueError", "TypeError"]),
+            "message": " ".join(rnd.choice(words) for _ in range(rnd.randint(4, 30))) + f" w{rnd.randint(0, 5000)}",
+            "frames": [],
+            "torch_version": None,
+            "reason": "abstained",
+            "answered": [],
+            "count": rnd.randint(1, 3),
+        }
+        for i in range(n)
+    ]
+
+
+def test_clustering_twenty_thousand_gaps_is_bounded():
+    import time
+
+    rows = _synthetic_rows(20_000)
+    t0 = time.thread_time()  # CPU time: the bound is the algorithm's, not the machine's load
+    found = clusters(rows, budget_s=60)
+    cpu = time.thread_time() - t0
+    assert sum(c["count"] for c in found) == sum(r["count"] for r in rows)
+    assert len(found) < len(rows)  # similar messages did merge
+    assert cpu < 5.0, cpu  # measured about 1 s on 2 cores; the pairwise version did not end in minutes
+    # with the clock spent, the rest still merges on equal messages, and nothing is lost
+    late = clusters(rows + [dict(r, key=f"x{r['key']}") for r in rows[:100]], budget_s=0)
+    assert sum(c["count"] for c in late) == sum(r["count"] for r in rows) + sum(r["count"] for r in rows[:100])
+
+
+def test_a_draft_comment_cannot_be_closed_by_the_message():
+    text = draft({"count": 1, "exc_type": "RuntimeError", "message": "a ---> b --> c -- d <!-- e", "frames": []})
+    comment = text[text.rindex("\n<!--") + 5 :]
+    assert "--" not in comment[: comment.rindex("-->")], text
+
+
+def test_gap_clustering_runs_beside_explanations_not_in_their_queue(tmp_path, monkeypatch, index):
+    pytest.importorskip("fastapi")
+    import time
+
+    from fastapi.testclient import TestClient
+
+    import explainer.gaps as gaps_module
+    from explainer.api.app import create_app
+
+    monkeypatch.setenv("TBX_GAPS_PATH", str(tmp_path / "g.sqlite"))
+    monkeypatch.delenv("TBX_GAPS_URL", raising=False)
+    monkeypatch.setenv("TBX_ADMIN_TOKEN", "tok")
+    started = threading.Event()
+
+    def slow_clusters(rows, **kw):
+        started.set()
+        time.sleep(2.0)
+        return []
+
+    monkeypatch.setattr(gaps_module, "clusters", slow_clusters)
+    app = create_app(lambda: index, max_concurrency=1, queue=0)
+    with TestClient(app) as client:
+        t = threading.Thread(target=lambda: client.get("/v1/gaps", headers={"Authorization": "Bearer tok"}))
+        t.start()
+        assert started.wait(10)
+        t0 = time.monotonic()
+        r = client.post(
+            "/v1/explain", json={"text": "RuntimeError: grad can be implicitly created only for scalar outputs"}
+        )
+        took = time.monotonic() - t0
+        t.join()
+    assert r.status_code == 200, r.text  # the one explanation thread was free: clustering has its own
+    assert took < 1.5, took
