@@ -171,12 +171,15 @@ def cmd_search(args) -> int:
 
 
 def cmd_build(args) -> int:
-    from .index import build_index
+    from .index import IndexError_, build_index
     from .paths import build_path, kb_dir
 
     target = args.output or build_path()
     os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
-    out = build_index(kb_dir(), target)
+    try:
+        out = build_index(kb_dir(), target)
+    except IndexError_ as exc:
+        raise UsageError(str(exc)) from None
     print(f"built {out['path']}: {out['entries']} entries, {out['patterns']} patterns")
     return EXIT_OK
 
@@ -277,6 +280,9 @@ def cmd_serve(args) -> int:
         raise UsageError(
             "--workers, --max-concurrency and --max-connections must be at least 1, --queue at least 0, --timeout positive"
         )
+    problems = _index().damage()  # a damaged index is one line here, not a traceback in every worker
+    if problems:
+        raise UsageError(f"the index is damaged ({problems[0]}); rebuild it with `tbx build`")
     serve(
         host=args.host,
         port=args.port,
@@ -633,6 +639,12 @@ def _run(args) -> int:
     try:
         return args.func(args)
     except UsageError as exc:
+        print(f"tbx: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as exc:
+        index = sys.modules.get("explainer.index")  # loaded by every command that reads the index
+        if index is None or not isinstance(exc, index.IndexError_):
+            raise
         print(f"tbx: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

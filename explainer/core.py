@@ -104,8 +104,12 @@ def explain(
     None), for fixes that change another line than the failing one; only surfaces running on the
     user's own machine pass it (:func:`explainer.source.local_lines`), never the HTTP API."""
     b = budget if isinstance(budget, Budget) else Budget(budget)
-    matcher = b.setup(lambda: index.matcher)
-    candidates = matcher.match(parsed, top=max(top, 2), budget=b)[: max(top, 1)]
+    try:
+        matcher = b.setup(lambda: index.matcher)
+        candidates = matcher.match(parsed, top=max(top, 2), budget=b)[: max(top, 1)]
+    except Exception:
+        _raise_if_damaged(index)
+        raise
     cut = b.cut
     if any(c.score >= THRESHOLD for c in candidates):
         # a curated answer: where torch raised it is one more line, looked up when a surface shows it
@@ -115,10 +119,25 @@ def explain(
             index,
             live,
             cut,
-            _Later(lambda: raised_at(parsed, None, compile_ok=False)),
+            _Later(lambda: raised_at(parsed, None)),
             source,
         )
-    return Answer(parsed, tuple(candidates), index, live, cut, raised_at(parsed, b), source)
+    return Answer(parsed, tuple(candidates), index, live, cut, raised_at(parsed, b), source)  # never compiles
+
+
+def _raise_if_damaged(index) -> None:
+    """After a failure while matching: when the index's rows are damaged (edited by hand, a disk
+    error), one :class:`~explainer.index.IndexError_` that says so and how to mend it, instead of the
+    traceback of whatever read the bad row; when they are not, nothing (the failure is ours)."""
+    damage = getattr(index, "damage", None)
+    problems = damage() if damage is not None else []
+    if problems:
+        from .index import IndexError_
+
+        more = f" and {len(problems) - 1} more" if len(problems) > 1 else ""
+        raise IndexError_(
+            f"the index {index.path} is damaged ({problems[0]}{more}); rebuild it with `tbx build`"
+        ) from None
 
 
 class _Later:
@@ -149,10 +168,10 @@ class _Later:
         return self._get()[i]
 
 
-def raised_at(parsed: Parsed, budget: Budget | None = None, *, compile_ok: bool = True) -> tuple:
+def raised_at(parsed: Parsed, budget: Budget | None = None, *, compile_ok: bool = False) -> tuple:
     """The long tail's raise sites for the paste's message (empty without a data file, or when the
-    budget is spent: a curated answer never waits for it, nor for compiling the data file, and a
-    damaged data file never breaks one)."""
+    budget is spent: no answer waits for compiling the data file, which :func:`explainer.index.open_index`
+    does with the index, and a damaged data file never breaks one)."""
     if not parsed.message or (budget is not None and budget.spent()):
         return ()
     import sqlite3

@@ -96,13 +96,45 @@ def _fix_doc(e, f: dict) -> dict:
     }
 
 
+def is_index(path) -> bool:
+    """Whether ``path`` is an index this tool wrote (a SQLite file whose ``meta`` has a fingerprint)."""
+    try:
+        con = sqlite3.connect(f"file:{os.fspath(path)}?mode=ro", uri=True)
+        try:
+            return con.execute("select value from meta where key = 'fingerprint'").fetchone() is not None
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return False
+
+
+def may_write(out) -> bool:
+    """Whether an index may be written at ``out``: nothing is there, an index is there, or it is a
+    place the tool owns (a checkout's ``data/index.sqlite``, the user's cache). A user's own file
+    that ``TBX_INDEX`` or ``--out`` names by mistake is never replaced."""
+    from .paths import owned_index_paths
+
+    path = os.fspath(out)
+    if not os.path.lexists(path):
+        return True
+    if os.path.islink(path) or not os.path.isfile(path):
+        return False  # a link, a FIFO, a device, a folder: not an index file
+    return os.path.abspath(path) in owned_index_paths() or is_index(path)
+
+
 def build_index(kb_dir, out) -> dict:
-    """Compile every entry of ``kb_dir`` into a fresh SQLite file at ``out`` (atomically replaced)."""
+    """Compile every entry of ``kb_dir`` into a fresh SQLite file at ``out`` (atomically replaced).
+    Refuses (:class:`IndexError_`) to replace a file that is not an index (:func:`may_write`)."""
     from pathlib import Path
 
     from .kb import read_all
     from .lint import schema_problems
 
+    if not may_write(out):
+        raise IndexError_(
+            f"{os.fspath(out)} is not a traceback-explainer index; not replacing it "
+            "(point TBX_INDEX or --out at a new file, or remove this one)"
+        )
     kb_dir, out = Path(kb_dir), Path(out)
     fp = fingerprint(kb_dir)  # before reading: a file written meanwhile makes the index stale, not wrong
     entries, skipped = [], []
@@ -258,6 +290,40 @@ class Index:
 
     _PATTERN_COLUMNS = "entry_id, idx, pattern, regex, normalized, features"
 
+    def damage(self) -> list[str]:
+        """What is wrong with this index's rows (empty when nothing is): every pattern row read and
+        checked as the matcher will use it, and every entry's document. Run where a failure needs
+        explaining (:func:`explainer.core.explain`) or before a server starts, not on every start."""
+        import re
+
+        problems: list[str] = []
+        try:
+            rows = self.conn.execute(f"select rowid, {self._PATTERN_COLUMNS} from patterns order by rowid").fetchall()
+            if len(rows) != len(self.pattern_entries):
+                problems.append(f"{len(rows)} pattern rows for {len(self.pattern_entries)} patterns")
+            for rowid, eid, _idx, pattern, regex, normalized, features in rows:
+                where = f"patterns row {rowid}"
+                if eid not in self.entries:
+                    problems.append(f"{where}: unknown entry {eid!r}")
+                if not all(isinstance(v, str) for v in (pattern, regex, normalized)):
+                    problems.append(f"{where}: a text column is empty")
+                    continue
+                try:
+                    re.compile(regex)
+                    if not isinstance(json.loads(features), dict):
+                        raise ValueError("features are not an object")
+                except (re.error, ValueError, TypeError) as exc:
+                    problems.append(f"{where}: {type(exc).__name__}: {exc}")
+            for eid, doc in self.conn.execute("select id, doc from entries"):
+                try:
+                    if not isinstance(json.loads(doc), dict):
+                        raise ValueError("not an object")
+                except (ValueError, TypeError) as exc:
+                    problems.append(f"entry {eid}: {type(exc).__name__}: {exc}")
+        except sqlite3.Error as exc:
+            problems.append(f"{type(exc).__name__}: {exc}")
+        return problems
+
     def pattern_row(self, i: int) -> tuple:
         """Pattern ``i`` (its place in :attr:`pattern_entries`): (entry id, its index in the entry,
         template, regex, normalised text, features)."""
@@ -395,6 +461,11 @@ def open_index(*, rebuild_ok: bool = True, path=None, kb=None) -> Index:
     if stale:
         if not (rebuild_ok and os.path.isdir(kb)):
             raise IndexError_(f"the index {path} is missing or out of date; run `tbx build`")
+        if not may_write(path):
+            raise IndexError_(
+                f"{path} is not a traceback-explainer index; not replacing it "
+                "(point TBX_INDEX at a new file, or remove this one)"
+            )
         try:
             build_index(kb, path)
         except (OSError, sqlite3.Error) as exc:
@@ -405,7 +476,32 @@ def open_index(*, rebuild_ok: bool = True, path=None, kb=None) -> Index:
                 f"tbx: warning: the index {path} is out of date and cannot be rebuilt here ({exc}); using it as it is",
                 file=sys.stderr,
             )
+    root = source_root()
+    if rebuild_ok and root is not None and (stale or _longtail_missing(root)):
+        _compile_longtail()
     try:
         return Index(path)
     except (sqlite3.Error, ValueError, TypeError, KeyError) as exc:
         raise IndexError_(f"cannot read the index {path}: {exc}; run `tbx build`") from None
+
+
+def _longtail_missing(root: str) -> bool:
+    """Whether a checkout's long-tail data file has no compiled SQLite beside it (one listing: this
+    runs on every start in a checkout)."""
+    try:
+        names = set(os.listdir(os.path.join(root, "data")))
+    except OSError:
+        return False
+    return any(n.startswith("longtail-") and n.endswith(".jsonl.gz") and n[:-9] + ".sqlite" not in names for n in names)
+
+
+def _compile_longtail() -> None:
+    """In a checkout, the long tail's SQLite compiled from its data file when it is missing or older
+    (a fresh clone's first command, with the index): an explanation never compiles it, and an
+    uncurated answer never waits seconds for it. A failure is one warning; the long tail then stays silent."""
+    from .longtail import open_longtail
+
+    try:
+        open_longtail(compile_ok=True)
+    except Exception as exc:  # noqa: BLE001 - the long tail is optional; the index must still open
+        print(f"tbx: warning: the long-tail index could not be compiled: {type(exc).__name__}: {exc}", file=sys.stderr)

@@ -563,9 +563,15 @@ def compile_index(records: list[dict], meta: dict, out: str) -> None:
         )
         db.commit()
         db.execute("vacuum")
-    finally:
         db.close()
-    os.replace(tmp, out)
+        os.replace(tmp, out)
+    finally:  # on any exit, an interrupt included, no temporary file is left behind
+        db.close()
+        for leftover in (tmp, tmp + "-journal", tmp + "-wal", tmp + "-shm"):
+            try:
+                os.unlink(leftover)
+            except FileNotFoundError:
+                pass
 
 
 def data_file() -> str | None:

@@ -30,7 +30,7 @@ import re
 
 from .budget import PARSE_RESERVE, Budget
 from .model import Frame, Link, Other, Parsed, Signal
-from .textio import USER_CODE, Lazy, strip_controls, valid_unicode
+from .textio import USER_CODE, Lazy, drop_invisible, escape_invisible, has_invisible, strip_controls, valid_unicode
 
 MAX_CHARS = 300_000  # keep the tail of longer pastes: the final exception is at the end
 MAX_LINE = 6_000  # longer lines are cut (a message's identifying words come first)
@@ -529,24 +529,35 @@ def _unwrap_terminal(lines: list[str]) -> list[str]:
     """Lines a terminal wrapped at its width (copied from a console that breaks long lines: every
     piece but the last exactly as wide as the screen) joined back. The width is the longest line's
     length when three lines or more have it and hold words (not a box's or a rule's lines); a piece
-    is not joined to a line that starts a traceback or a frame."""
+    is not joined to a line that starts a traceback, a frame, an exception or a warning. A line
+    repeated (a warning printed three times) is a log's, not a screen's: pieces of one wrapped text
+    differ, so fewer than three different full-width lines is no wrap."""
     lengths = list(map(len, lines))
     width = max(lengths, default=0)
     if width < MIN_TERMINAL_WIDTH or lengths.count(width) < 3:
         return lines
     full = [i for i, n in enumerate(lengths) if n == width]
     edges = _BORDERS + "─━═"
-    if any(_ruled(lines[i], edges) for i in full):
+    if len({lines[i] for i in full}) < 3 or any(_ruled(lines[i], edges) for i in full):
         return lines
     out: list[list[str]] = []  # each line's pieces (joined once: linear however many there are)
     joining = False
     for line in lines:
-        if joining and line and not (line.lstrip().startswith(("Traceback", "File ", "During handling", "The above"))):
+        if (
+            joining
+            and line
+            and not line.lstrip().startswith(("Traceback", "File ", "During handling", "The above"))
+            and not _STARTS_RECORD.match(line[:MAX_LINE])
+        ):
             out[-1].append(line)
         else:
             out.append([line])
         joining = len(line) == width
     return ["".join(pieces) for pieces in out]
+
+
+# a line that opens a record of its own: an exception or a warning line, a warning's path:line: prefix
+_STARTS_RECORD = Lazy(r"\A(?:[\w.]{0,120}(?:Error|Exception|Warning|Interrupt|Exit)\b:|[^\s:]{1,300}\.py:\d{1,7}: )")
 
 
 def _ruled(line: str, edges: str) -> bool:
@@ -576,7 +587,12 @@ def _indented_traceback(text: str) -> bool:
     while at >= 0:
         if text[text.rfind("\n", 0, at) + 1 : at + 1][:1] in (" ", "\t"):
             return True
-        at = text.find(_TB_TEXT, at + 1)
+        # the next line's: every word on this line has this line's start (looked at once: a line
+        # of a thousand Traceback words walked back a thousand times was quadratic)
+        eol = text.find("\n", at)
+        if eol < 0:
+            return False
+        at = text.find(_TB_TEXT, eol)
     return False
 
 
@@ -1677,13 +1693,43 @@ def parse_text(text: str, budget: Budget | None = None) -> Parsed:
     """Parse any text into the traceback model. Never raises. With a ``budget``, a parse that runs
     out of time reads only the end of the paste (``budget.cut`` tells)."""
     try:
-        return _parse(text if isinstance(text, str) else str(text), budget)
+        text = text if isinstance(text, str) else str(text)
+        parsed = _parse(text, budget)
+        return _visible(parsed) if has_invisible(text[-MAX_CHARS:]) else parsed
     except Exception:  # the parser must never take the surface down; fall back to the last line
         try:
             last = _fallback_message(strip_controls(text[-MAX_CHARS:]).splitlines()[-50:])
         except Exception:
             last = None
         return Parsed(exc_type=None, message=last, format="unknown")
+
+
+def _visible(p: Parsed) -> Parsed:
+    """The model without characters that change how text reads unseen (bidi overrides, tag
+    characters, Hangul fillers: Trojan Source): gone from the messages and the type, shown escaped
+    in code (``loss\\u202e.backward()``), where a rewrite then sees a line Python would not run as shown."""
+
+    def prose(s):
+        return drop_invisible(s) if s else s
+
+    return p._replace(
+        exc_type=prose(p.exc_type),
+        message=prose(p.message),
+        frames=tuple(
+            f._replace(
+                file=escape_invisible(f.file) if f.file else f.file,
+                function=prose(f.function),
+                code=f.code and escape_invisible(f.code),
+                focus=f.focus and escape_invisible(f.focus),
+            )
+            for f in p.frames
+        ),
+        chain=tuple(c._replace(exc_type=prose(c.exc_type), message=prose(c.message)) for c in p.chain),
+        others=tuple(o._replace(exc_type=prose(o.exc_type), message=prose(o.message)) for o in p.others),
+        signals=tuple(s._replace(text=prose(s.text)) for s in p.signals),
+        lines=tuple(prose(l) for l in p.lines),
+        alternatives=tuple(prose(a) for a in p.alternatives),
+    )
 
 
 def _parse(text: str, budget: Budget | None = None) -> Parsed:

@@ -67,6 +67,16 @@ def index_path() -> str:
     return user if _mtime(user) >= max(_mtime(packaged), 0.0) else packaged
 
 
+def owned_index_paths() -> set[str]:
+    """The index paths the tool owns whatever is there: a checkout's ``data/index.sqlite`` and the
+    user's cache (absolute)."""
+    root = source_root()
+    owned = {os.path.abspath(user_index_path())}
+    if root:
+        owned.add(os.path.abspath(os.path.join(root, "data", "index.sqlite")))
+    return owned
+
+
 def build_path() -> str:
     """Where ``tbx build`` writes by default: never inside an installed package."""
     if os.environ.get("TBX_INDEX"):

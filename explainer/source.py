@@ -16,15 +16,27 @@ import stat
 MAX_SOURCE = 2 * 1024 * 1024  # a larger file is not a user's script
 
 
+_SPECIAL_ROOTS = ("/proc/", "/sys/", "/dev/")  # kernel files report size 0 and may block on read
+
+
 def local_lines(path: str) -> list[str] | None:
-    """The lines of the local Python file ``path`` (a traceback frame's), or None."""
+    """The lines of the local Python file ``path`` (a traceback frame's), or None. Only a regular
+    file on a real file system is opened, never a FIFO, a device or a kernel file (a ``.py`` link to
+    ``/proc/kmsg`` would block the reader), and the file opened is checked to be the one looked at."""
     if not path or path.startswith("<") or not path.endswith((".py", ".pyw")):
         return None
     try:
-        st = os.stat(path)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_SOURCE:
+        real = os.path.realpath(path)
+        if real.startswith(_SPECIAL_ROOTS):
             return None
-        with open(path, "rb") as fh:
+        st = os.stat(real)
+        if not stat.S_ISREG(st.st_mode) or not 0 < st.st_size <= MAX_SOURCE:
+            return None
+        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+        with open(fd, "rb", closefd=True) as fh:
+            now = os.fstat(fh.fileno())
+            if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+                return None  # replaced between the look and the open
             data = fh.read(MAX_SOURCE)
     except (OSError, ValueError):
         return None

@@ -163,6 +163,34 @@ _CONTROL = Lazy(
 _HAS_CONTROL = Lazy(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
+# Characters that change how text reads without being seen: bidi embeddings, overrides and isolates
+# (Trojan Source), marks, zero-width and invisible operators, Hangul fillers, variation selectors,
+# tag characters. One character class: linear.
+_INVISIBLE = Lazy(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f"
+    "\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e007f\U000e0100-\U000e01ef]"
+)
+
+
+def has_invisible(text: str) -> bool:
+    return not text.isascii() and _INVISIBLE.search(text) is not None
+
+
+def drop_invisible(text: str) -> str:
+    """Prose without invisible and direction-changing characters (a message reads as it is)."""
+    return _INVISIBLE.sub("", text) if has_invisible(text) else text
+
+
+def escape_invisible(text: str) -> str:
+    """Code with each invisible or direction-changing character shown as its escape (``\\u202e``):
+    a line that reads differently from what Python runs is shown as what it holds."""
+    if not has_invisible(text):
+        return text
+    return _INVISIBLE.sub(
+        lambda m: f"\\u{ord(m.group()):04x}" if ord(m.group()) < 0x10000 else f"\\U{ord(m.group()):08x}", text
+    )
+
+
 def valid_unicode(text: str) -> str:
     """``text`` as valid Unicode: a surrogate pair escaped apart (``\\ud83d\\ude00`` decoded by a JSON
     reader) joined into its character, a lone surrogate (``\\ud800``, a byte that ``surrogateescape``

@@ -453,3 +453,34 @@ def test_an_internal_assert_is_presented_as_a_pytorch_bug(shipped, index):
     assert (top["file"], top["line"], top["condition"]) == (r["f"], r["l"], r["c"])
     md = answer_markdown(answer, lang="en")
     assert "most likely a bug in PyTorch" in md and f"{r['f']}:{r['l']}" in md
+
+
+def test_an_interrupted_compile_leaves_no_temporary_file(tmp_path):
+    recs = lb.python_sites(PY, "torch/fake.py", "9.9")
+    recs.append({"t": "a record the compiler cannot read"})  # no site columns: it fails half-way
+    out = tmp_path / "lt.sqlite"
+    with pytest.raises(KeyError):
+        compile_index(recs, {"torch_version": "9.9"}, str(out))
+    assert list(tmp_path.iterdir()) == []
+
+
+@needs_data
+def test_an_explanation_never_compiles_the_long_tail(tmp_path, monkeypatch, index):
+    """A data file without its SQLite: the answer comes within its budget without raise sites (the
+    index's opening compiles it, not an explanation: that took 2 to 8 s in a new checkout)."""
+    import shutil
+    import time
+
+    from explainer import longtail
+    from explainer.core import explain_text
+
+    copy = tmp_path / DATA.name
+    shutil.copy(DATA, copy)
+    monkeypatch.setenv("TBX_LONGTAIL", str(copy))
+    monkeypatch.setattr(longtail, "_OPEN", {})
+    t0 = time.monotonic()
+    answer = explain_text("RuntimeError: linalg.fake_op: expected a 2D input, got 3D", index)
+    assert time.monotonic() - t0 < 1.0
+    assert answer.raised_at == () and sorted(p.name for p in tmp_path.iterdir()) == [DATA.name]
+    assert longtail.open_longtail(compile_ok=True) is not None  # what open_index does in a checkout
+    assert explain_text("RuntimeError: linalg.fake_op: expected a 2D input, got 3D", index).raised_at is not None

@@ -436,3 +436,23 @@ def test_lines_drawn_to_the_screens_width_are_not_a_terminal_wrap():
     assert _unwrap_terminal(rules) == rules
     wrapped = ["x" * 79 + "y", "z" * 80, "w" * 80, "end"]
     assert _unwrap_terminal(wrapped) == ["x" * 79 + "y" + "z" * 80 + "w" * 80 + "end"]
+
+
+def test_a_warning_printed_three_times_is_not_a_terminal_wrap():
+    """Three identical full-width warning lines and the error under them: the error is the answer
+    (it was glued onto the warnings, and a CUDA OOM was answered as the warning)."""
+    w = (
+        "/usr/lib/python3/site-packages/torch/cuda/__init__.py:118: UserWarning: CUDA initialization: "
+        "Unexpected error from cudaGetDeviceCount()."
+    )
+    oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 7.79 GiB"
+    for lines in ([w, w, w, oom], [w, w, w, "运行出错了：", oom], ["x" * 40 + w[:90], w[:130], w[1:131], oom]):
+        p = parse_text("\n".join(lines))
+        assert p.exc_type == "torch.OutOfMemoryError" and p.message.startswith("CUDA out of memory"), lines
+
+
+def test_a_wrapped_line_is_not_joined_onto_an_exception_line_of_its_own():
+    from explainer.parser import _unwrap_terminal
+
+    wrapped = ["a" * 79 + "b", "c" * 80, "d" * 80, "ValueError: next record"]
+    assert _unwrap_terminal(wrapped) == ["a" * 79 + "b" + "c" * 80 + "d" * 80, "ValueError: next record"]

@@ -443,3 +443,167 @@ def test_tbx_explain_endless_pipe_says_so_in_one_line():
     assert proc.returncode == 0
     assert err.decode().strip().count("\n") == 0 and "stopped reading" in err.decode()
     assert b"backward-non-scalar-output" in out
+
+
+# --- special files named in a paste ----------------------------------------------------------------
+
+
+def _special_py_files(tmp_path) -> list:
+    import os
+
+    made = []
+    fifo = tmp_path / "fifo.py"
+    os.mkfifo(fifo)  # opening it for reading would wait for a writer for ever
+    made.append(fifo)
+    for name, target in (("kmsg.py", "/proc/kmsg"), ("status.py", "/proc/self/status"), ("zero.py", "/dev/zero")):
+        link = tmp_path / name
+        link.symlink_to(target)
+        made.append(link)
+    return made
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="FIFOs, /proc and /dev are POSIX")
+def test_special_files_named_in_a_paste_are_never_opened(tmp_path):
+    from explainer.source import local_lines
+
+    for path in _special_py_files(tmp_path):
+        t0 = time.monotonic()
+        assert local_lines(str(path)) is None, path
+        assert time.monotonic() - t0 < 1.0
+    ok = tmp_path / "train.py"
+    ok.write_text("import torch\nloss.backward()\n", encoding="utf-8")
+    assert local_lines(str(ok)) == ["import torch", "loss.backward()", ""]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="FIFOs, /proc and /dev are POSIX")
+def test_tbx_explain_with_a_paste_naming_special_files_returns(tmp_path):
+    """The fix of a second backward() rewrites the earlier call, so the CLI reads the file the frame names."""
+    for p in _special_py_files(tmp_path):
+        paste = tmp_path / "paste.txt"
+        paste.write_text(
+            f'Traceback (most recent call last):\n  File "{p}", line 9, in <module>\n    loss.backward()\n'
+            "RuntimeError: Trying to backward through the graph a second time (or directly access saved tensors "
+            "after they have already been freed). Saved intermediate values of the graph are freed when you call "
+            ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph "
+            "a second time or if you need to access saved tensors after calling backward.\n",
+            encoding="utf-8",
+        )
+        out = subprocess.run(
+            [sys.executable, "-m", "explainer", "explain", str(paste)], capture_output=True, cwd=ROOT, timeout=30
+        )
+        assert out.returncode == 0 and b"backward-graph-freed" in out.stdout, (p, out.stderr)
+
+
+# --- never touch a user's file ---------------------------------------------------------------------
+
+
+def _user_db(path) -> bytes:
+    import sqlite3
+
+    con = sqlite3.connect(path)
+    con.execute("create table runs (id integer primary key, loss real)")
+    con.execute("insert into runs (loss) values (0.25)")
+    con.commit()
+    con.close()
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize("how", ["explain", "build", "build-out"])
+def test_tbx_index_naming_a_users_file_never_replaces_it(tmp_path, how):
+    import os
+
+    mine = tmp_path / "experiments.sqlite"
+    before = _user_db(mine)
+    env = {**os.environ, "TBX_INDEX": str(mine)}
+    cmd = {
+        "explain": ["explain", "-"],
+        "build": ["build"],
+        "build-out": ["build", "--output", str(mine)],
+    }[how]
+    if how == "build-out":
+        env.pop("TBX_INDEX")
+    out = subprocess.run(
+        [sys.executable, "-m", "explainer", *cmd],
+        input=b"RuntimeError: grad can be implicitly created only for scalar outputs",
+        capture_output=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+    )
+    assert out.returncode == 2, out
+    err = out.stderr.decode()
+    assert "not a traceback-explainer index" in err and "Traceback" not in err and err.count("\n") == 1, err
+    assert mine.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["experiments.sqlite"]  # no temporary file either
+
+
+def test_an_index_path_of_the_tool_is_rebuilt_and_a_foreign_file_is_not(tmp_path):
+    from explainer.index import IndexError_, build_index, may_write
+    from explainer.paths import kb_dir
+
+    fresh = tmp_path / "new.sqlite"
+    assert may_write(fresh)
+    build_index(kb_dir(), fresh)
+    assert may_write(fresh)  # an index: rebuilt in place
+    text = tmp_path / "notes.sqlite"
+    text.write_text("my notes", encoding="utf-8")
+    assert not may_write(text)
+    with pytest.raises(IndexError_):
+        build_index(kb_dir(), text)
+    assert text.read_text(encoding="utf-8") == "my notes"
+
+
+@pytest.mark.parametrize("damage", ["features = '{'", "regex = '('", "entry_id = NULL", "normalized = NULL"])
+def test_a_damaged_index_is_one_line_not_a_traceback(tmp_path, damage):
+    import os
+    import shutil
+    import sqlite3
+
+    from explainer.paths import index_path
+
+    bad = tmp_path / "index.sqlite"
+    shutil.copy(index_path(), bad)
+    con = sqlite3.connect(bad)
+    con.execute(f"update patterns set {damage}")
+    con.commit()
+    con.close()
+    env = {**os.environ, "TBX_INDEX": str(bad)}
+    for cmd in (["explain", "-"], ["serve", "--port", "9"]):
+        out = subprocess.run(
+            [sys.executable, "-m", "explainer", *cmd],
+            input=b"RuntimeError: grad can be implicitly created only for scalar outputs",
+            capture_output=True,
+            cwd=ROOT,
+            env=env,
+            timeout=120,
+        )
+        err = out.stderr.decode()
+        assert out.returncode == 2 and "is damaged" in err and "tbx build" in err, (cmd, err)
+        assert err.count("\n") == 1, err
+
+
+def test_an_index_in_good_order_has_no_damage(index):
+    assert index.damage() == []
+
+
+TROJAN = "\u202e\u2066\u2069\u200f\u061c\u3164\u115f\uffa0\U000e0041\U000e007f\ufe0f"
+
+
+def test_invisible_and_bidi_characters_leave_prose_and_show_escaped_in_code(index):
+    import json
+
+    paste = (
+        "Traceback (most recent call last):\n"
+        f'  File "tra\u202ein.py", line 3, in <module>\n'
+        f"    loss{TROJAN}.backward()\n"
+        '  File "/usr/lib/python3/site-packages/torch/_tensor.py", line 648, in backward\n'
+        f"RuntimeError: grad can be implicitly {TROJAN}created only for scalar outputs{TROJAN}\n"
+    )
+    answer = explain_text(paste, index)
+    assert answer.matches[0].id == "backward-non-scalar-output"
+    out = json.dumps(answer.as_json(rendered=True), ensure_ascii=False)
+    shown = [c for c in TROJAN if c in out]
+    assert not shown, [hex(ord(c)) for c in shown]
+    uf = answer.parsed.user_frame
+    assert uf.code.startswith("loss\\u202e\\u2066") and "\\U000e0041" in uf.code
+    assert answer.parsed.message == "grad can be implicitly created only for scalar outputs"
