@@ -295,6 +295,144 @@ def adversarial_inputs(rx, cap: int = DEFAULT_CAP, limit: int = MAX_INPUTS) -> l
     return list(dict.fromkeys(out))[:limit]
 
 
+# --- a static check: repeats inside repeats -------------------------------------------------------
+
+
+def _repeat_nodes():
+    return {_C.MAX_REPEAT, _C.MIN_REPEAT}
+
+
+def nested_repeat(rx) -> str | None:
+    """The first repeat of ``rx`` that holds another repeat of variable length with more than one
+    way to split a run between them (``(?:\\S+\\s*)+``, ``(a|aa)*``, ``(\\w+)*``), or None. Such an
+    expression can take exponential time on a near miss whatever the input's length; a possessive
+    inner repeat (``\\S++``) or an atomic group makes each split final and is not reported. Read
+    from the parsed expression, without running it: ``tbx lint`` reports what ``--attack`` might not
+    finish timing."""
+    src, flags = _source(rx)
+    try:
+        tree = _P.parse(src, flags)
+    except re.error:
+        return None
+
+    alphabet = _ALPHABET
+    ignore_case = bool(flags & re.IGNORECASE)
+
+    def chars(items) -> set[str]:
+        """The characters a sequence of nodes may consume (over the alphabet; everything when unsure)."""
+        out: set[str] = set()
+        for op, av in items:
+            if op in (_C.LITERAL, _C.NOT_LITERAL, _C.ANY, _C.IN):
+                out.update(_chars_of(op, av, alphabet, ignore_case))
+            elif op in _repeat_nodes() or op is _C.POSSESSIVE_REPEAT:
+                out |= chars(av[2])
+            elif op in (_C.SUBPATTERN, _C.ATOMIC_GROUP):
+                out |= chars(av[-1] if op is _C.SUBPATTERN else av)
+            elif op is _C.BRANCH:
+                for br in av[1]:
+                    out |= chars(br)
+            elif op in (_C.AT, _C.ASSERT, _C.ASSERT_NOT):
+                continue
+            else:
+                return set(alphabet)
+        return out
+
+    def variable(items) -> list:
+        """The repeats of variable length a run could be split between, at this level or below."""
+        found = []
+        for op, av in items:
+            if op in _repeat_nodes():
+                lo, hi, sub = av
+                if hi != lo and (hi is _C.MAXREPEAT or hi > 1):
+                    found.append(sub)
+                found += variable(sub)
+            elif op is _C.SUBPATTERN:
+                found += variable(av[-1])
+            elif op is _C.BRANCH:
+                if _overlapping_branches(av[1]):
+                    found.append([(op, av)])
+                for br in av[1]:
+                    found += variable(br)
+            # POSSESSIVE_REPEAT and ATOMIC_GROUP commit to one split: nothing to backtrack into
+        return found
+
+    def inner_variable(body) -> bool:
+        """Whether a repeated body can split one run of characters more than one way: it holds a
+        variable repeat and no mandatory character that the repeat cannot consume (``\\.`` in
+        ``(?:\\.\\d+)*`` ends each round at one place)."""
+        inner = variable(body)
+        if not inner:
+            return False
+        taken: set[str] = set()
+        for sub in inner:
+            taken |= chars(sub)
+        return not delimited(body, taken)
+
+    def delimited(body, taken: set[str]) -> bool:
+        """Whether ``body`` has a mandatory character (a literal, a class, a group of them, or
+        alternatives each opening with one) that none of ``taken`` is."""
+        for op, av in body:
+            if op in (_C.LITERAL, _C.NOT_LITERAL, _C.ANY, _C.IN):
+                if taken.isdisjoint(_chars_of(op, av, alphabet, ignore_case)):
+                    return True
+            elif op is _C.SUBPATTERN:
+                if delimited(av[-1], taken):
+                    return True
+            elif op is _C.BRANCH:
+                if all(br and delimited(br[:1], taken) for br in av[1]):
+                    return True
+        return False
+
+    def walk(items) -> str | None:
+        for op, av in items:
+            if op in _repeat_nodes():
+                lo, hi, sub = av
+                if (hi is _C.MAXREPEAT or hi > 1) and inner_variable(sub):
+                    return _text(src, sub)
+                found = walk(sub)
+                if found:
+                    return found
+            elif op is _C.SUBPATTERN:
+                found = walk(av[-1])
+                if found:
+                    return found
+            elif op is _C.BRANCH:
+                for b in av[1]:
+                    found = walk(b)
+                    if found:
+                        return found
+            elif op in (_C.ATOMIC_GROUP, _C.POSSESSIVE_REPEAT):
+                continue  # committed: its insides backtrack only within one attempt
+            elif op in (_C.ASSERT, _C.ASSERT_NOT):
+                found = walk(av[1])
+                if found:
+                    return found
+        return None
+
+    return walk(tree)
+
+
+def _overlapping_branches(branches) -> bool:
+    """Whether two alternatives of a repeated group can start with the same character (``a|aa``)."""
+    firsts: list[set] = []
+    for b in branches:
+        if not b:
+            return True  # an empty alternative: a repeat of it can split a run anywhere
+        op, av = b[0]
+        if op is _C.LITERAL:
+            first = {av}
+        else:
+            return True  # a class or a group: assume it may overlap (the check is conservative)
+        if any(first & f for f in firsts):
+            return True
+        firsts.append(first)
+    return False
+
+
+def _text(src: str, _sub) -> str:
+    return src[:80]
+
+
 # --- timing ---------------------------------------------------------------------------------------
 
 
@@ -337,6 +475,57 @@ def worst_time(rx, inputs, ops=OPS) -> tuple[float, str]:
 def attack(rx, cap: int = DEFAULT_CAP, ops=OPS) -> tuple[float, str]:
     """:func:`worst_time` of ``rx`` on its own :func:`adversarial_inputs`."""
     return worst_time(rx, adversarial_inputs(rx, cap), ops)
+
+
+EXPRESSION_TIMEOUT_S = 20.0  # one expression's whole attack; past it the expression fails
+
+
+def _attack_worker(conn, jobs, inputs: int) -> None:
+    for i, (rx, ops, cap) in jobs:
+        t, s = worst_time(rx, adversarial_inputs(rx, cap, limit=inputs), ops)
+        conn.send((i, t, s[:200]))
+    conn.send(None)
+
+
+def bounded_attacks(jobs: list[tuple], inputs: int, timeout: float = EXPRESSION_TIMEOUT_S) -> dict[int, tuple]:
+    """``{i: (seconds, input)}`` for each ``(rx, ops, cap)`` of ``jobs``, timed in a child process;
+    an expression whose attack does not end within ``timeout`` gets ``(inf, "")`` and the child is
+    replaced for the rest (Python's ``re`` cannot be interrupted, so a catastrophic expression would
+    otherwise hang ``tbx lint --attack``)."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    pending = list(enumerate(jobs))
+    results: dict[int, tuple] = {}
+    while pending:
+        parent, child = ctx.Pipe(duplex=False)
+        proc = ctx.Process(  # type: ignore[attr-defined]
+            target=_attack_worker, args=(child, pending, inputs), daemon=True
+        )
+        proc.start()
+        child.close()
+        try:
+            while pending:
+                if not parent.poll(timeout):
+                    i = pending.pop(0)[0]
+                    results[i] = (float("inf"), "")  # this one did not end: the rest in a new child
+                    break
+                msg = parent.recv()
+                if msg is None:
+                    pending = []
+                    break
+                i, t, sample = msg
+                results[i] = (t, sample)
+                pending = [p for p in pending if p[0] != i]
+        except EOFError:  # the child died on an expression: that one fails, the rest go on
+            if pending:
+                results[pending.pop(0)[0]] = (float("inf"), "")
+        finally:
+            if proc.is_alive():
+                proc.kill()
+            proc.join()
+            parent.close()
+    return results
 
 
 # --- what the explainer applies to user text ----------------------------------------------------

@@ -607,3 +607,54 @@ def test_invisible_and_bidi_characters_leave_prose_and_show_escaped_in_code(inde
     uf = answer.parsed.user_frame
     assert uf.code.startswith("loss\\u202e\\u2066") and "\\U000e0041" in uf.code
     assert answer.parsed.message == "grad can be implicitly created only for scalar outputs"
+
+
+# --- a catastrophic kb expression fails lint, is never built, and cannot hang lint --attack --------
+
+
+def test_a_nested_repeat_is_found_without_running_it():
+    from explainer.attack import nested_repeat
+
+    for bad in (r"(?:\S+\s*)+:", r"(\w+)*x", r"(a|aa)*b", r"(?:\s*\w+)+$"):
+        assert nested_repeat(bad), bad
+    for ok in (r"(?:\S++\s*+)+:", r"\d+(?:\.\d+)*", r"(?:[a-z]+,)*x", r"(?>\w+\s*)+:", r"(?:foo|bar)+", r"(?:ab)+"):
+        assert nested_repeat(ok) is None, ok
+
+
+def test_a_catastrophic_signal_fails_lint_and_is_left_out_of_the_index(tmp_path, monkeypatch):
+    import shutil
+
+    from explainer.index import Index, build_index
+    from explainer.kb import read_entry
+    from explainer.lint import schema_problems
+
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    src = (ROOT / "kb" / "amp-unscale-fp16-grads.md").read_text(encoding="utf-8")
+    bad = src.replace('signals = [\n  "torch/cuda', 'signals = [\n  "(?:\\\\S+\\\\s*)+:",\n  "torch/cuda', 1)
+    assert bad != src
+    (kb / "amp-unscale-fp16-grads.md").write_text(bad, encoding="utf-8")
+    shutil.copy(ROOT / "kb" / "backward-non-scalar-output.md", kb)
+    problems = schema_problems(read_entry(kb / "amp-unscale-fp16-grads.md"))
+    assert [getattr(p, "code", None) for p in problems] == ["KB208"], problems
+    build_index(kb, tmp_path / "index.sqlite")
+    index = Index(tmp_path / "index.sqlite")
+    assert set(index.entries) == {"backward-non-scalar-output"}  # the entry is skipped, with a warning
+    t0 = time.thread_time()
+    explain_text("RuntimeError: " + "a " * 3000 + "!", index)
+    assert time.thread_time() - t0 < 1.0
+
+
+def test_an_attack_that_does_not_end_fails_and_the_rest_are_timed():
+    from explainer.attack import bounded_attacks
+
+    jobs = [
+        (re.compile(r"ab+c"), ("search",), 200),
+        (re.compile(r"(a+)+$"), ("search",), 200),
+        (re.compile(r"x"), ("search",), 200),
+    ]
+    t0 = time.monotonic()
+    got = bounded_attacks(jobs, inputs=10, timeout=2.0)
+    assert time.monotonic() - t0 < 30
+    assert got[1][0] == float("inf")
+    assert got[0][0] < 0.05 and got[2][0] < 0.05
