@@ -7,8 +7,15 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+# The command's own deadline: reading the paste, opening the index, parsing and matching end within
+# this many seconds of the command's start, so that with the interpreter's start before it and the
+# answer's writing after it a paste of any shape is answered within a quarter of a second.
+COMMAND_BUDGET_S = 0.17
+MIN_EXPLAIN_S = 0.05  # however long the reading took, the explanation itself gets this much
+_STARTED = time.monotonic()
 
 
 class UsageError(Exception):
@@ -105,7 +112,11 @@ def _explain(args) -> int:
     lang = _lang(args.lang, text)
     from .source import local_lines
 
-    result = explain_text(text, index, top=args.top, source=local_lines)  # the user's own machine: their files
+    from .budget import Budget
+
+    budget = Budget(max(MIN_EXPLAIN_S, COMMAND_BUDGET_S - (time.monotonic() - _STARTED)))
+    # the user's own machine: their files
+    result = explain_text(text, index, top=args.top, budget=budget, source=local_lines)
     if os.environ.get("TBX_GAPS"):
         from .gaps import enabled, record
 

@@ -624,9 +624,12 @@ def _dedent_tracebacks(lines: list[str]) -> list[str]:
 def _at_most_three_shown(raw_lines: list[str]) -> bool:
     """Whether the paste has three lines or fewer that are not blank or a fence (looked at up to
     the fourth: a long paste is not walked twice)."""
+    from itertools import filterfalse
+
     shown = 0
-    for r in raw_lines:
-        if r.strip() and not (r.lstrip()[:1] in "`~" and _FENCE.match(r[:MAX_LINE])):
+    # the blank lines skipped in C (a paste of 300 000 line breaks took 40 ms in a Python loop)
+    for r in filterfalse(str.isspace, filter(None, raw_lines)):
+        if not (r.lstrip()[:1] in "`~" and _FENCE.match(r[:MAX_LINE])):
             shown += 1
             if shown > 3:
                 return False
@@ -695,6 +698,10 @@ def clean(text: str, budget: Budget | None = None) -> tuple[list[str], set[str],
                     k = n_raw - _TAIL_LINES  # out of time: clean the end of the paste only
                     continue
         k += 1
+        if not raw or raw.isspace():  # what every step below makes of a blank line, without the steps
+            lines.append("")
+            tags.append("")
+            continue
         if len(raw) > cap and not few and _holds_flat_traceback(raw[:MAX_LINE]):
             line, wide = raw[:MAX_FLAT_LINE].rstrip(), True  # cut at MAX_LINE once it is split back
         else:
@@ -1695,13 +1702,23 @@ def parse_text(text: str, budget: Budget | None = None) -> Parsed:
     try:
         text = text if isinstance(text, str) else str(text)
         parsed = _parse(text, budget)
-        return _visible(parsed) if has_invisible(text[-MAX_CHARS:]) else parsed
+        return _visible(parsed) if _has_invisible(parsed) else parsed
     except Exception:  # the parser must never take the surface down; fall back to the last line
         try:
             last = _fallback_message(strip_controls(text[-MAX_CHARS:]).splitlines()[-50:])
         except Exception:
             last = None
         return Parsed(exc_type=None, message=last, format="unknown")
+
+
+def _has_invisible(p: Parsed) -> bool:
+    """Whether any text of the model holds an invisible character (looked for in the model, not the
+    paste: a decoder turns an escaped \\u202e into one)."""
+    texts = [p.exc_type, p.message, *p.lines, *p.alternatives]
+    texts += [t for f in p.frames for t in (f.file, f.function, f.code, f.focus)]
+    texts += [t for c in (*p.chain, *p.others) for t in (c.exc_type, c.message)]
+    texts += [s.text for s in p.signals]
+    return any(t and has_invisible(t) for t in texts)
 
 
 def _visible(p: Parsed) -> Parsed:

@@ -658,3 +658,23 @@ def test_an_attack_that_does_not_end_fails_and_the_rest_are_timed():
     assert time.monotonic() - t0 < 30
     assert got[1][0] == float("inf")
     assert got[0][0] < 0.05 and got[2][0] < 0.05
+
+
+def test_every_paste_shape_at_the_size_limit_is_answered_within_the_budget(index):
+    """Each stage's special path (decoders, reflow, unwrapping, dedenting, gutters, translation, the
+    environment report) at 300 000 characters: bounded before the first budget check, so the whole
+    explanation stays within a quarter of a second of CPU (``tests/bench/budget_sweep.py`` times the
+    same shapes through ``tbx explain --json``)."""
+    import json
+
+    from .bench.shapes import shapes
+
+    slow = []
+    for name, text in shapes().items():
+        t0 = time.thread_time()
+        answer = explain_text(text, index)
+        json.dumps(answer.as_json(), ensure_ascii=False).encode("utf-8")
+        took = time.thread_time() - t0
+        if took > 0.25:
+            slow.append(f"{name}: {took * 1000:.0f} ms")
+    assert not slow, slow

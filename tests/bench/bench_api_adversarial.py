@@ -7,7 +7,8 @@ it); two runs of ``--concurrency`` connections: the real tracebacks alone (clean
 with one request in 20 replaced by an adversarial paste (mixed): the shapes that took seconds before
 the parser, normaliser and patterns were made linear (a message followed by a long run of spaces,
 an unclosed tuple, a rich border line of spaces, lines of tabs, a near miss of a long pattern, a
-notebook's cut JSON). Meanwhile a separate process asks ``/healthz`` every 50 ms. Prints errors,
+notebook's cut JSON), and every shape of ``tests/bench/shapes.py`` at 300 000 characters (one
+line of that length, 150 000 short lines, each decoder's JSON, ...). Meanwhile a separate process asks ``/healthz`` every 50 ms. Prints errors,
 p50 and p99 of each run, and the worst ``/healthz`` latency during the mixed run.
 """
 
@@ -26,6 +27,7 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
 from bench_api import drive, free_port, start_server  # noqa: E402
+from shapes import shapes  # noqa: E402
 
 ADVERSARIAL = [
     "RuntimeError: element" + " " * 1000 + "x",
@@ -75,10 +77,11 @@ def main() -> int:
         {"id": r["id"], "variant": r.get("format", "?"), "body": json.dumps({"text": r["text"], "lang": "en"}).encode()}
         for r in rows
     ]
-    bad = [
-        {"id": "adversarial", "variant": "adversarial", "body": json.dumps({"text": t, "lang": "en"}).encode()}
-        for t in ADVERSARIAL
+    bodies = [json.dumps({"text": t, "lang": "en"}, ensure_ascii=False).encode() for t in ADVERSARIAL]
+    bodies += [
+        json.dumps({"text": t, "lang": "en"}, ensure_ascii=False).encode("utf-8", "replace") for t in shapes().values()
     ]
+    bad = [{"id": "adversarial", "variant": "adversarial", "body": b} for b in bodies if len(b) <= 1 << 20]
     mixed = [bad[(i // 20) % len(bad)] if i % 20 == 19 else p for i, p in enumerate(clean)]
     print(
         f"{len(clean)} real tracebacks; mixed: {sum(p is not None and p['id'] == 'adversarial' for p in mixed)} adversarial in {len(mixed)}"
@@ -129,8 +132,10 @@ def main() -> int:
             f"{h[-1] * 1000 if h else float('nan'):>16.1f}{h[len(h) // 2] * 1000 if h else float('nan'):>16.1f}"
         )
     ratio = results["mixed"]["p99_ms"] / results["clean"]["p99_ms"]
+    throughput = results["mixed"]["rps"] / results["clean"]["rps"]
     print(
-        f"p99 mixed / clean: {ratio:.2f}  (goal <= 2);  errors: {results['clean']['errors'] + results['mixed']['errors']} (goal 0)"
+        f"p99 mixed / clean: {ratio:.2f}  (goal <= 2);  req/s mixed / clean: {throughput:.2f} (goal >= 0.5);  "
+        f"errors: {results['clean']['errors'] + results['mixed']['errors']} (goal 0)"
     )
     if args.record:
         from results import record
@@ -139,7 +144,8 @@ def main() -> int:
         record(
             "api_adversarial",
             f"API, {args.concurrency} connections, {args.seconds:g} s each: clean vs 1 request in 20 adversarial",
-            f"errors {results['clean']['errors']} / {results['mixed']['errors']}; p99 {results['clean']['p99_ms']} / "
+            f"errors {results['clean']['errors']} / {results['mixed']['errors']}; req/s {results['clean']['rps']} / "
+            f"{results['mixed']['rps']} (ratio {throughput:.2f}, goal 0.5); p99 {results['clean']['p99_ms']} / "
             f"{results['mixed']['p99_ms']} ms (ratio {ratio:.2f}, goal 2); `/healthz` worst {worst:.1f} ms (goal 50)",
         )
     return 0
