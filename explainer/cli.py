@@ -110,9 +110,8 @@ def _explain(args) -> int:
     text = _read_input(args.file)
     index = _index()
     lang = _lang(args.lang, text)
-    from .source import local_lines
-
     from .budget import Budget
+    from .source import local_lines
 
     budget = Budget(max(MIN_EXPLAIN_S, COMMAND_BUDGET_S - (time.monotonic() - _STARTED)))
     # the user's own machine: their files
