@@ -313,3 +313,114 @@ def test_idle_and_slow_clients_do_not_take_the_server_down(tmp_path):
             proc.wait(timeout=15)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+def _value_for(schema: dict, rnd):
+    """A value for one schema: mostly a valid one at its edges (so that requests get past validation
+    into the explainer), else a wrong type or shape of the kind that breaks servers."""
+    from .fuzz import ESCAPES, RAW, seeds, wrap
+
+    t = schema.get("type")
+    valid: list = []
+    if "enum" in schema:
+        valid += list(schema["enum"])
+    elif t == "integer":
+        lo, hi = int(schema.get("minimum", 0)), int(schema.get("maximum", 100))
+        valid += [lo, hi, (lo + hi) // 2, float(hi)]
+    elif t == "string":
+        cap = schema.get("maxLength", 100)
+        base = rnd.choice(seeds())
+        valid += [
+            base[:cap],
+            wrap(rnd.choice(seeds()), rnd)[:cap],  # inside a decoder's JSON, escapes spliced in
+            wrap(rnd.choice(seeds()), rnd)[:cap],
+            "".join(rnd.choice(ESCAPES) for _ in range(20)),
+            "".join(rnd.choice(RAW) for _ in range(20)),
+            "\x00" * 10,
+            "../" * 20 + "etc/passwd",
+            "%00%ff%2e%2e",
+        ]
+    invalid: list = [None, True, -1, 2**63, 1e308, float("nan"), "", [], {}, "x" * 5000]
+    if "enum" in schema:
+        invalid += [str(schema["enum"][0]).upper(), " " + str(schema["enum"][0])]
+    if t == "integer":
+        invalid += [int(schema.get("minimum", 0)) - 1, int(schema.get("maximum", 100)) + 1, "3", 2.5]
+    if t == "string":
+        invalid += ["a" * (schema.get("maxLength", 100) + 1)]
+    return rnd.choice(valid if valid and rnd.random() < 0.75 else invalid)
+
+
+def test_schema_driven_fuzz_never_answers_5xx(tiny):
+    """Every operation of the published schema, called with values drawn from each parameter's and
+    body field's schema (edges, one past them, wrong types, surrogates, NUL, escapes), plus malformed
+    bodies: never a 5xx, always the one error shape."""
+    import json
+    import random
+    from urllib.parse import quote
+
+    from fastapi.testclient import TestClient
+
+    from .fuzz import seeds
+
+    rnd = random.Random(30)
+    app = create_app(lambda: tiny, cors_origins=[])
+    spec = app.openapi()
+    schemas = spec["components"]["schemas"]
+    calls = 0
+    bad = []
+    with TestClient(app, raise_server_exceptions=False) as client:
+        for path, ops in spec["paths"].items():
+            for method, op in ops.items():
+                params = op.get("parameters", [])
+                body_ref = (
+                    op.get("requestBody", {})
+                    .get("content", {})
+                    .get("application/json", {})
+                    .get("schema", {})
+                    .get("$ref")
+                )
+                body_schema = schemas[body_ref.rsplit("/", 1)[1]] if body_ref else None
+                for _ in range(300 if body_schema else 100):
+                    url, query = path, []
+                    for p in params:
+                        if rnd.random() < 0.15 and p["in"] != "path":
+                            continue  # left out
+                        v = str(_value_for(p.get("schema", {}), rnd))[:3000].encode("utf-8", "surrogatepass")
+                        if p["in"] == "path":
+                            url = url.replace("{" + p["name"] + "}", quote(v[:300], safe="") or "x")
+                        else:
+                            query.append(f"{p['name']}={quote(v, safe='')}")
+                    if query:
+                        url += "?" + "&".join(query)
+                    kwargs: dict = {}
+                    if body_schema is not None:
+                        props = body_schema.get("properties", {})
+                        shape = rnd.random()
+                        if shape < 0.8:
+                            body = {k: _value_for(s, rnd) for k, s in props.items() if rnd.random() < 0.9}
+                            if rnd.random() < 0.1:
+                                body["extra"] = 1
+                            raw = json.dumps(body, ensure_ascii=rnd.random() < 0.5, allow_nan=True)
+                        elif shape < 0.9:
+                            raw = rnd.choice(
+                                ['{"text": "a"', "[]", "null", '"text"', '{"text": "\\ud800"}', "\xff\xfe"]
+                            )
+                        else:
+                            raw = json.dumps(rnd.choice(seeds()))
+                        kwargs["content"] = raw.encode("utf-8", "surrogatepass")
+                        kind = "application/json" if rnd.random() < 0.9 else rnd.choice(["text/plain", ""])
+                        kwargs["headers"] = {"content-type": kind}
+                    r = client.request(method.upper(), url, **kwargs)
+                    calls += 1
+                    if r.status_code >= 500 and r.status_code != 503:
+                        bad.append(
+                            f"{method.upper()} {url} {kwargs.get('content', b'')[:80]!r}: {r.status_code} {r.text[:200]}"
+                        )
+                    elif r.status_code >= 400:
+                        body = r.json()
+                        if set(body) != {"error"} or not {"code", "message"} <= set(body["error"]):
+                            bad.append(
+                                f"{method.upper()} {url}: {r.status_code} not in the error shape: {r.text[:200]}"
+                            )
+    assert calls >= 700
+    assert not bad, "\n".join(bad[:10])
