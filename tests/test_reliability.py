@@ -678,3 +678,53 @@ def test_every_paste_shape_at_the_size_limit_is_answered_within_the_budget(index
         if took > 0.25:
             slow.append(f"{name}: {took * 1000:.0f} ms")
     assert not slow, slow
+
+
+# --- properties: any bytes, any characters --------------------------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_ANY_CHAR = st.characters(codec=None, categories=None)  # every category, surrogates (Cs) and controls included
+_PIECES = st.sampled_from(
+    [
+        "Traceback (most recent call last):\n",
+        '  File "a.py", line 1, in <module>\n',
+        "RuntimeError: ",
+        '{"name": "RuntimeError", "message": "',
+        '{"ename": "E", "evalue": "x", "traceback": ["',
+        '{"exc_info": "Traceback (most recent call last):\\n',
+        "\\u",
+        "\\ud800",
+        "\\n",
+        '"',
+        '"]}',
+        "&quot;",
+        "\x1b[31m",
+        "回溯（最近一次调用）：\n",
+    ]
+)
+_PASTES = st.lists(st.one_of(_PIECES, st.text(_ANY_CHAR, max_size=20)), max_size=25).map("".join)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=_PASTES)
+def test_property_any_text_is_parsed_explained_and_encoded(index, text):
+    import json
+
+    from explainer.parser import parse_text
+
+    json.dumps(parse_text(text).as_json(), ensure_ascii=False).encode("utf-8")
+    json.dumps(explain_text(text, index).as_json(rendered=True), ensure_ascii=False).encode("utf-8")
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.binary(max_size=400))
+def test_property_any_bytes_decode_to_valid_text(data):
+    from explainer.parser import parse_text
+
+    text = decode_bytes(data)
+    text.encode("utf-8")  # strict: no surrogate from an undecodable byte
+    import json
+
+    json.dumps(parse_text(text).as_json(), ensure_ascii=False).encode("utf-8")
