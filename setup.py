@@ -20,7 +20,7 @@ class BuildWithIndex(build_py):
     def run(self):
         super().run()
         sys.path.insert(0, str(HERE))
-        from explainer.index import build_index
+        from explainer.knowledge.index import build_index
 
         data = Path(self.build_lib) / "explainer" / "_data"
         kb = data / "kb"
@@ -29,8 +29,8 @@ class BuildWithIndex(build_py):
             shutil.copy2(md, kb / md.name)
         build_index(kb, data / "index.sqlite")
         # the long tail: each shipped data file compiled to the SQLite its lookups read, with PyTorch's notice
-        from explainer.longtail import compile_index
-        from explainer.longtail_build import read
+        from explainer.knowledge.longtail_build import read
+        from explainer.match.longtail import compile_index
 
         for gz in sorted((HERE / "data").glob("longtail-*.jsonl.gz")):
             meta, records = read(gz)

@@ -35,8 +35,8 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
-from explainer.core import explain_text
-from explainer.index import Index, open_index
+from explainer.knowledge.index import Index, open_index
+from explainer.match.explain import explain_text
 
 from .errors import BodyLimitMiddleware, CatchAllMiddleware, JSONResponse, error_response, install_handlers
 from .models import (
@@ -257,7 +257,7 @@ async def gaps(
         return error_response(422, "since takes a day as YYYY-MM-DD", code="invalid_request")
 
     def read() -> dict:
-        from explainer.gaps import Store, clusters, nearest
+        from explainer.surfaces.gaps import Store, clusters, nearest
 
         found = clusters(Store().rows(since))
         top_n = found[: max(1, min(top, 200))]
@@ -370,7 +370,7 @@ def create_app(
         gc.freeze()
         app.state.index = index
         app.state.pool = ExplainPool(max_concurrency, queue, timeout)
-        # the gap log's clustering (bounded in time, see explainer.gaps.clusters) on a thread of its
+        # the gap log's clustering (bounded in time, see explainer.surfaces.gaps.clusters) on a thread of its
         # own, one at a time: a large log never holds a thread explanations wait for
         app.state.admin_pool = ExplainPool(1, 0, ADMIN_TIMEOUT_S)
         # explanations are CPU-bound Python in threads: with Python's default 5 ms switch interval
@@ -380,7 +380,7 @@ def create_app(
         sys.setswitchinterval(SWITCH_INTERVAL_S)
         record = record_gaps if record_gaps is not None else os.environ.get(RECORD_GAPS_ENV, "") == "1"
         if record:
-            from explainer.gaps import Recorder
+            from explainer.surfaces.gaps import Recorder
 
             app.state.recorder = Recorder()
         else:

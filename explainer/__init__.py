@@ -14,25 +14,25 @@ __version__ = "0.1.0"
 
 def install():
     """Set ``sys.excepthook`` to the explaining hook; returns the previous hook."""
-    from .hook import install as _install
+    from explainer.surfaces.hook import install as _install
 
     return _install()
 
 
 def uninstall() -> None:
     """Restore the hook that :func:`install` replaced."""
-    from .hook import uninstall as _uninstall
+    from explainer.surfaces.hook import uninstall as _uninstall
 
     _uninstall()
 
 
 def load_ipython_extension(shell) -> None:
-    from .hook import load_ipython_extension as _load
+    from explainer.surfaces.hook import load_ipython_extension as _load
 
     _load(shell)
 
 
 def unload_ipython_extension(shell) -> None:
-    from .hook import unload_ipython_extension as _unload
+    from explainer.surfaces.hook import unload_ipython_extension as _unload
 
     _unload(shell)

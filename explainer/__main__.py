@@ -1,3 +1,3 @@
-from explainer.cli import main
+from explainer.surfaces.cli import main
 
 raise SystemExit(main())

@@ -1,6 +1,6 @@
 """Snippet worker: imports torch once, then executes snippets sent as JSON lines on stdin.
 
-Started by :mod:`explainer.verify`; never imported by the core. Each snippet runs as ``__main__``
+Started by :mod:`explainer.knowledge.verify`; never imported by the core. Each snippet runs as ``__main__``
 of a real file in a temporary directory, so its traceback shows its own source lines. Output the
 snippet writes (also from child processes) is captured at the file-descriptor level.
 """

@@ -4,7 +4,7 @@ The parser and the matcher call :meth:`Budget.spent` between their steps (parser
 hundred lines of the scan, message sources, candidate patterns, signal expressions); once the
 deadline has passed they stop and return what they have, and the answer is marked partial. No
 thread is involved: the cost between two checks is bounded because every regular expression applied
-to user text is linear and every input is capped (see :mod:`explainer.attack`).
+to user text is linear and every input is capped (see :mod:`explainer.knowledge.attack`).
 """
 
 from __future__ import annotations

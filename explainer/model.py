@@ -5,8 +5,8 @@ Immutable records built on ``tuple`` (see ``Record``) rather than frozen datacla
 importing ``dataclasses`` (and ``inspect``) or the ~5 ms that creating six ``NamedTuple`` classes adds
 to every ``tbx explain --json``.
 
-Two producers fill it: :func:`explainer.parser.parse_text` for pasted text and
-:func:`explainer.live.from_exception` for a live exception. Matching and rendering take only this.
+Two producers fill it: :func:`explainer.parse.parser.parse_text` for pasted text and
+:func:`explainer.parse.live.from_exception` for a live exception. Matching and rendering take only this.
 """
 
 from __future__ import annotations

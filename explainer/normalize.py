@@ -11,14 +11,14 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from .textio import Lazy
+from explainer.textio import Lazy
 
 V = "<*>"
 
 # Every rule is linear: no two quantifiers can take the same characters (the possessive ``*+``,
 # ``++`` never give back what the next part could not use anyway), bounded repeats where a rule could
 # otherwise scan to the end of the text from many starts. ``tests/test_reliability.py`` attacks each
-# one with the inputs of :mod:`explainer.attack`. The text is folded first: one space between words.
+# one with the inputs of :mod:`explainer.knowledge.attack`. The text is folded first: one space between words.
 _D = "0-9"  # in a rule's needs: any digit
 _RULES: list[tuple[Lazy, str, tuple[str, ...]]] = [
     # (expression, replacement, needs: the rule can only match a text holding one of these; an

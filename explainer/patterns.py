@@ -34,7 +34,7 @@ failed attempt is never retried in a way that cannot succeed:
   compares it);
 * the results are the same matches with the same captures as the plain lazy translation (checked by
   ``tests/test_reliability.py`` on every pattern of the knowledge base against real messages), and
-  every pattern stays under 10 ms on the adversarial inputs of :mod:`explainer.attack` at the
+  every pattern stays under 10 ms on the adversarial inputs of :mod:`explainer.knowledge.attack` at the
   matcher's 2 000-character cap.
 
 Python 3.11's ``re`` has atomic groups and possessive quantifiers, so no other engine is needed; the
@@ -46,8 +46,8 @@ from __future__ import annotations
 
 import re
 
-from .normalize import normalize, tokens
-from .textio import Lazy
+from explainer.normalize import normalize, tokens
+from explainer.textio import Lazy
 
 _TOKEN = Lazy(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)(\.\.\.)?\}|\s+")
 

@@ -5,7 +5,7 @@ The language is chosen here, at render time; the analysis result never holds it.
 
 from __future__ import annotations
 
-from .advise import code_span, fill_text
+from explainer.advise.advise import code_span, fill_text
 
 TYPE_CHECKING = False  # the annotations are strings: typing is not imported at run time
 if TYPE_CHECKING:
@@ -192,7 +192,7 @@ def raised_at_markdown(answer, *, lang: str, full: bool = True) -> str:
 
 def fix_values(answer, cand) -> dict[str, str]:
     """The values an answer is filled from: the user's line and the message's captures."""
-    from .advise import values_for
+    from explainer.advise.advise import values_for
 
     return values_for(answer.parsed, cand.captures, answer.live)
 
@@ -234,14 +234,14 @@ def entry_segments(
     intro: bool = True,
 ) -> list[tuple[str, str]]:
     """The answer for one entry as ("md", markdown) and ("code", python) segments, in order: causes
-    and fixes ranked for this paste (``advice``, see :mod:`explainer.advise`), the entry's text with
-    the paste's values filled in as code spans (:func:`explainer.advise.fill_text`). Without
+    and fixes ranked for this paste (``advice``, see :mod:`explainer.advise.advise`), the entry's text with
+    the paste's values filled in as code spans (:func:`explainer.advise.advise.fill_text`). Without
     ``intro``, the title, where and summary are left out (the page shows them in the short answer)."""
-    from .advise import advise
+    from explainer.advise.advise import advise
 
     values = values or {}
     if advice is None:
-        from .model import Parsed
+        from explainer.model import Parsed
 
         advice = advise(doc, Parsed(None, None), {})
     segs: list[tuple[str, str]] = []

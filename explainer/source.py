@@ -1,6 +1,6 @@
 """The user's own file, read where the surface runs on the user's machine (never executed).
 
-A few fixes change another line than the failing one (``target`` in :mod:`explainer.rewrite`: the
+A few fixes change another line than the failing one (``target`` in :mod:`explainer.advise.rewrite`: the
 earlier ``backward()``, the ``with torch.no_grad():`` around the forward pass, the ``DataLoader``
 call). A paste shows only the failing line, so these need the file the traceback names. The CLI
 reads it when it exists on this machine, the hooks take it from :mod:`linecache` (notebook cells

@@ -21,7 +21,7 @@ def needs_shared(*parts: str) -> Path:
 @pytest.fixture(scope="session")
 def index(tmp_path_factory):
     """The real knowledge base, built once into a temporary index."""
-    from explainer.index import Index, build_index
+    from explainer.knowledge.index import Index, build_index
 
     out = tmp_path_factory.mktemp("index") / "index.sqlite"
     build_index(KB, out)

@@ -52,7 +52,7 @@ def expected_id(path: Path) -> str | None:
 
 def parses(code: str | None) -> bool:
     """Valid Python: a statement, or a compound statement's header whose body stays in the file."""
-    from explainer.rewrite import is_valid
+    from explainer.advise.rewrite import is_valid
 
     return code is not None and is_valid(code)
 
@@ -133,8 +133,8 @@ def run_case(path, index, *, timeout: int = TIMEOUT) -> dict:
     ``codes_parse`` (every fix's code parses), ``placeholders`` (every placeholder left in any code),
     ``first_fix_parses`` (the first fix shown, applicable or not: its code parses or it has none).
     """
-    from explainer.core import explain_text
-    from explainer.rewrite import apply_to_source
+    from explainer.advise.rewrite import apply_to_source
+    from explainer.match.explain import explain_text
 
     path = Path(path)
     res: dict = {
@@ -240,8 +240,8 @@ def pass_rate(results: list[dict]) -> float:
 
 def build_index(tmpdir: Path | None = None):
     """The real knowledge base compiled into a temporary index (what the tests' fixture does)."""
-    from explainer.index import Index
-    from explainer.index import build_index as build
+    from explainer.knowledge.index import Index
+    from explainer.knowledge.index import build_index as build
 
     out = Path(tmpdir or tempfile.mkdtemp(prefix="tbx-index-")) / "index.sqlite"
     build(ROOT / "kb", out)

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from explainer.api.app import PAGE_HEADERS, create_app, get_index
 from explainer.api.models import EntryResponse, ExplainResponse, SearchResponse
-from explainer.index import Index, build_index
+from explainer.knowledge.index import Index, build_index
 
 from .conftest import FIXTURES, KB
 

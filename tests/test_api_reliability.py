@@ -99,7 +99,7 @@ def test_pool_bounds_waiting_work():
 
 
 def test_partial_answers_say_so(tiny, monkeypatch):
-    import explainer.core as core
+    import explainer.match.explain as core
 
     real = core.explain_text
 
@@ -186,7 +186,7 @@ def test_serve_passes_its_limits_to_uvicorn(monkeypatch):
 
 
 def test_tbx_serve_options_and_defaults():
-    from explainer.cli import build_parser
+    from explainer.surfaces.cli import build_parser
 
     args = build_parser().parse_args(["serve"])
     assert (args.max_concurrency, args.queue, args.timeout, args.max_connections) == (1, 128, 10.0, 512)
@@ -201,7 +201,7 @@ def test_tbx_serve_options_and_defaults():
 
 
 def test_tbx_serve_rejects_bad_limits():
-    from explainer.cli import main
+    from explainer.surfaces.cli import main
 
     assert main(["serve", "--max-concurrency", "0"]) == 2
     assert main(["serve", "--timeout", "0"]) == 2

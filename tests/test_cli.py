@@ -107,7 +107,7 @@ def test_parse_list_show_search():
 def test_json_path_imports_no_heavy_modules():
     code = (
         "import sys, io; sys.argv=['tbx','explain','--json',%r]; sys.stdout=io.StringIO();"
-        "from explainer.cli import main; main();"
+        "from explainer.surfaces.cli import main; main();"
         "heavy=[m for m in ('torch','fastapi','rich','markdown_it','sqlite_utils','IPython') if m in sys.modules];"
         "sys.stdout=sys.__stdout__; print(','.join(heavy))"
     ).replace("%r", repr(str(PASTE)))
@@ -128,7 +128,7 @@ def test_readme_figures_are_the_recorded_benchmarks():
 def test_readme_documents_every_command_and_route():
     import re
 
-    from explainer.cli import build_parser
+    from explainer.surfaces.cli import build_parser
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     commands = set(build_parser()._subparsers._group_actions[0].choices)
@@ -196,7 +196,7 @@ def test_stale_index_is_rebuilt(tmp_path):
 )
 def test_quick_explain_arguments_agree_with_argparse(argv):
     """The explain fast path reads exactly what argparse reads, or hands over to argparse."""
-    from explainer.cli import _quick_explain_args, build_parser
+    from explainer.surfaces.cli import _quick_explain_args, build_parser
 
     quick = _quick_explain_args(argv)
     if quick is None:
@@ -288,7 +288,7 @@ def test_a_piped_paste_gets_no_prompt():
 def test_every_option_of_every_command_is_explained_in_help():
     import argparse
 
-    from explainer.cli import build_parser
+    from explainer.surfaces.cli import build_parser
 
     missing = []
     parsers = [("tbx", build_parser())]
@@ -316,7 +316,7 @@ def test_the_default_answer_fits_a_screen(index):
     about 20 lines, never a long scroll, in either language."""
     import statistics
 
-    from explainer.core import explain_text
+    from explainer.match.explain import explain_text
     from explainer.render import short_markdown
 
     rows = [
@@ -336,7 +336,7 @@ def test_the_default_answer_fits_a_screen(index):
 
 
 def test_language_from_the_environment(monkeypatch):
-    from explainer.core import detect_lang
+    from explainer.match.explain import detect_lang
 
     for var in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LC_CTYPE", "LANG"):
         monkeypatch.delenv(var, raising=False)

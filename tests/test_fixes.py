@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from explainer.advise import advise, code_span, fill_text
-from explainer.evidence import Context, EvidenceError, assess, check_expression, evaluate, validate
-from explainer.kb import read_entry
+from explainer.advise.advise import advise, code_span, fill_text
+from explainer.advise.evidence import Context, EvidenceError, assess, check_expression, evaluate, validate
+from explainer.advise.rewrite import RewriteError, apply, apply_to_source, is_valid, parse_ops
+from explainer.knowledge.kb import read_entry
 from explainer.model import Frame, Parsed
 from explainer.render import markdown_to_html
-from explainer.rewrite import RewriteError, apply, apply_to_source, is_valid, parse_ops
 
 from .conftest import KB
 
@@ -119,13 +119,13 @@ def test_insert_before_and_apply_to_source_keep_indentation():
 
 
 def code_values_of(line):
-    from explainer.rewrite import code_values
+    from explainer.advise.rewrite import code_values
 
     return code_values(line)
 
 
 def test_carets_point_the_rewrite_at_the_call_that_failed():
-    from explainer.parser import parse_text
+    from explainer.parse.parser import parse_text
 
     paste = (
         "Traceback (most recent call last):\n"
@@ -136,7 +136,7 @@ def test_carets_point_the_rewrite_at_the_call_that_failed():
     )
     uf = parse_text(paste).user_frame
     assert uf.focus == "self.hidden(x)"
-    from explainer.rewrite import code_values
+    from explainer.advise.rewrite import code_values
 
     values = code_values(uf.code, uf.focus)
     assert values["call"] == "self.hidden" and values["arg0"] == "x"
@@ -205,7 +205,7 @@ OPS = st.sampled_from(
 @settings(max_examples=300, deadline=None)
 @given(line=LINES, ops=st.lists(OPS, min_size=1, max_size=3), junk=st.text(max_size=20))
 def test_a_rewrite_either_gives_valid_python_or_does_not_apply(line, ops, junk):
-    from explainer.rewrite import code_values
+    from explainer.advise.rewrite import code_values
 
     for text in (line, line + junk, junk):
         res = apply(parse_ops("\n".join(ops)), text, code_values(text))
@@ -310,7 +310,7 @@ slow = pytest.mark.slow
 @pytest.fixture(scope="module")
 def worker():
     pytest.importorskip("torch")
-    from explainer.verify import Worker
+    from explainer.knowledge.verify import Worker
 
     w = Worker()
     yield w
@@ -327,7 +327,7 @@ def _entry_with(tmp_path, old: str, new: str):
 
 @slow
 def test_verify_catches_a_rewrite_that_does_not_fix_the_reproducers(tmp_path, worker, index):
-    from explainer.verify import run_checks
+    from explainer.knowledge.verify import run_checks
 
     entry = _entry_with(tmp_path, "receiver backward -> {}.mean()", "receiver backward -> {}.abs()")
     doc = index.entry(entry.id)
@@ -349,7 +349,7 @@ def test_verify_catches_a_rewrite_that_does_not_fix_the_reproducers(tmp_path, wo
 
 @slow
 def test_necessity_check_fails_a_fix_that_works_without_its_fix_lines(tmp_path, worker):
-    from explainer.verify import run_checks
+    from explainer.knowledge.verify import run_checks
 
     entry = read_entry(KB / "backward-non-scalar-output.md")
     fix = next(s for s in entry.snippets if s.role == "fix" and s.group == "reduce")
@@ -365,7 +365,7 @@ def test_necessity_check_fails_a_fix_that_works_without_its_fix_lines(tmp_path, 
 @slow
 def test_a_broken_fix_fails_also_under_pythonoptimize(monkeypatch):
     pytest.importorskip("torch")
-    from explainer.verify import Worker, run_snippet
+    from explainer.knowledge.verify import Worker, run_snippet
 
     entry = read_entry(KB / "backward-non-scalar-output.md")
     fix = next(s for s in entry.snippets if s.role == "fix")
@@ -380,7 +380,7 @@ def test_a_broken_fix_fails_also_under_pythonoptimize(monkeypatch):
 
 @slow
 def test_the_worker_restores_the_environment(worker):
-    from explainer.kb import Snippet
+    from explainer.knowledge.kb import Snippet
 
     entry = read_entry(KB / "backward-non-scalar-output.md")
     # (the first torch.compile of a process turns distributions' validation off for good: a snippet
@@ -401,7 +401,7 @@ def test_the_worker_restores_the_environment(worker):
         2,
         "x",
     )
-    from explainer.verify import run_snippet
+    from explainer.knowledge.verify import run_snippet
 
     assert run_snippet(entry, setter, worker).status == "pass"
     res = run_snippet(entry, checker, worker)
@@ -409,7 +409,7 @@ def test_the_worker_restores_the_environment(worker):
 
 
 def test_json_answer_carries_ranked_causes_and_fixes(index):
-    from explainer.core import explain_text
+    from explainer.match.explain import explain_text
 
     paste = textwrap.dedent("""\
         Traceback (most recent call last):
@@ -445,10 +445,10 @@ def test_every_evidence_expression_is_fast_at_its_cap():
     """Evidence regexes run on the user's line and the message (capped): none can backtrack."""
     import re
 
-    from explainer.attack import adversarial_inputs, worst_time
-    from explainer.evidence import MAX_TEXT
-    from explainer.kb import read_all
-    from explainer.lint import ATTACK_BOUND_S, ATTACK_INPUTS, evidence_regexes
+    from explainer.advise.evidence import MAX_TEXT
+    from explainer.knowledge.attack import adversarial_inputs, worst_time
+    from explainer.knowledge.kb import read_all
+    from explainer.knowledge.lint import ATTACK_BOUND_S, ATTACK_INPUTS, evidence_regexes
 
     found = evidence_regexes(read_all(KB))
     assert len(found) > 300
@@ -481,7 +481,7 @@ TRAIN = textwrap.dedent("""\
 
 
 def test_a_target_is_the_nearest_call_above_in_the_same_function():
-    from explainer.rewrite import apply_at, find_target
+    from explainer.advise.rewrite import apply_at, find_target
 
     fail = TRAIN.index("    loss.backward()") + 1
     assert find_target(TRAIN, fail, "no_grad") == TRAIN.index("    with torch.no_grad():  # copied from evaluate") + 1
@@ -494,7 +494,7 @@ def test_a_target_is_the_nearest_call_above_in_the_same_function():
 
 
 def test_a_target_rewrite_needs_the_file_the_traceback_ran():
-    from explainer.rewrite import apply_at
+    from explainer.advise.rewrite import apply_at
 
     ops = parse_ops("target no_grad\ncall no_grad -> torch.enable_grad()")
     fail = TRAIN.index("    loss.backward()") + 1

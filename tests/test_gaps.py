@@ -9,8 +9,8 @@ import threading
 
 import pytest
 
-from explainer.core import explain_text
-from explainer.gaps import Recorder, Store, clusters, draft, record, redact, signature
+from explainer.match.explain import explain_text
+from explainer.surfaces.gaps import Recorder, Store, clusters, draft, record, redact, signature
 
 from .conftest import ROOT
 
@@ -299,7 +299,7 @@ def test_gap_clustering_runs_beside_explanations_not_in_their_queue(tmp_path, mo
 
     from fastapi.testclient import TestClient
 
-    import explainer.gaps as gaps_module
+    import explainer.surfaces.gaps as gaps_module
     from explainer.api.app import create_app
 
     monkeypatch.setenv("TBX_GAPS_PATH", str(tmp_path / "g.sqlite"))

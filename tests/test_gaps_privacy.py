@@ -2,7 +2,7 @@
 places of a paste, recorded into the gap log; not one secret's bytes in any stored byte (the SQLite
 database, its WAL and shared memory, a PostgreSQL table), in ``tbx gaps``'s clusters or in a draft.
 
-The signature is an allow-list (:mod:`explainer.gaps`): these pastes are not what it was written
+The signature is an allow-list (:mod:`explainer.surfaces.gaps`): these pastes are not what it was written
 against, they are what it must hold against."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import unicodedata
 
 import pytest
 
-from explainer.core import explain_text
-from explainer.gaps import Store, clusters, draft, record
+from explainer.match.explain import explain_text
+from explainer.surfaces.gaps import Store, clusters, draft, record
 
 # (what is written into the paste, the fragments that must never be stored)
 SECRETS: list[tuple[str, list[str]]] = [
@@ -85,7 +85,7 @@ def corpus() -> list[tuple[str, list[str]]]:
         for (t, tf), (s, frags) in zip(USER_TYPES, SECRETS)
     ]
     # an e-mail address cut at the length limit the signature reads
-    from explainer.gaps import MAX_MESSAGE
+    from explainer.surfaces.gaps import MAX_MESSAGE
 
     for cut in range(-12, 12, 4):
         pad = "x " * ((MAX_MESSAGE * 4 + cut) // 2)
@@ -151,7 +151,7 @@ def test_no_secret_reaches_postgresql(index):
 
 def test_what_torch_wrote_is_kept(index):
     """The allow-list keeps the words a maintainer needs to curate the gap."""
-    from explainer.gaps import allowed_type, redact
+    from explainer.surfaces.gaps import allowed_type, redact
 
     got = redact(
         "Given groups=1, weight of size [64, 3, 7, 7], expected input[8, 1, 224, 224] to have 3 channels", index

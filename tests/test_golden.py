@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 
-from explainer.core import explain_text
+from explainer.match.explain import explain_text
 
 from .conftest import ROOT
 from .formats import FORMATS

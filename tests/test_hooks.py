@@ -94,7 +94,7 @@ def test_explain_magic_on_demand(shell, capsys):
 
 
 def test_internal_failure_keeps_the_original_traceback(shell, capsys, monkeypatch):
-    from explainer import hook
+    from explainer.surfaces import hook
 
     shell.run_line_magic("load_ext", "explainer")
 
@@ -206,7 +206,7 @@ def test_install_returns_previous_hook_and_failures_stay_quiet(tmp_path):
         "import sys, explainer\n"
         "prev = explainer.install()\n"
         "assert prev is sys.__excepthook__\n"
-        "import explainer.hook as h\n"
+        "import explainer.surfaces.hook as h\n"
         "if len(sys.argv) > 1:\n"
         "    h.explanation_markdown = lambda *a, **k: 1 / 0\n" + SCRIPT.replace("import sys\n", "")
     )

@@ -8,10 +8,10 @@ import textwrap
 
 import pytest
 
-from explainer.core import explain_text
-from explainer.kb import read_all, read_entry
-from explainer.lint import lint, lint_entry
-from explainer.verify import Worker, executable, run_checks, run_snippet, snippet_label
+from explainer.knowledge.kb import read_all, read_entry
+from explainer.knowledge.lint import lint, lint_entry
+from explainer.knowledge.verify import Worker, executable, run_checks, run_snippet, snippet_label
+from explainer.match.explain import explain_text
 
 from .conftest import KB, ROOT
 from .formats import FORMATS
@@ -30,7 +30,7 @@ def test_tbx_lint_is_clean():
 
 
 def test_lint_never_imports_torch():
-    code = "import sys; from explainer.lint import lint; from explainer.paths import kb_dir; lint(kb_dir()); assert 'torch' not in sys.modules"
+    code = "import sys; from explainer.knowledge.lint import lint; from explainer.paths import kb_dir; lint(kb_dir()); assert 'torch' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=120)
 
 
@@ -175,7 +175,7 @@ def worker():
 
 @pytest.fixture(scope="module")
 def explain_check(index):
-    from explainer.core import explain_check
+    from explainer.match.explain import explain_check
 
     return explain_check(index)
 
@@ -227,8 +227,8 @@ def _assert_filled(entry, answer) -> None:
     """No placeholder left in what the user is shown, in either language, and every code parses."""
     import re
 
+    from explainer.advise.rewrite import is_valid
     from explainer.render import answer_markdown, short_markdown
-    from explainer.rewrite import is_valid
 
     leftover = re.compile(r"(?<!\{)\{[A-Za-z_][A-Za-z0-9_]*(\|[^{}\n]*)?\}(?!\})")
     for lang in ("en", "zh"):
@@ -275,7 +275,7 @@ def test_snippets_run_with_their_own_future_flags(worker):
 
 
 def test_a_toml_addresses_fence_names_the_causes_of_a_prose_fix(tmp_path):
-    from explainer.kb import read_entry
+    from explainer.knowledge.kb import read_entry
 
     entry = read_entry(KB / "cuda-driver-too-old.md")
     fixes = {f["slug"]: f for f in entry.fixes}

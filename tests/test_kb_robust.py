@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from explainer.index import IndexError_, build_index, open_index
-from explainer.lint import lint
+from explainer.knowledge.index import IndexError_, build_index, open_index
+from explainer.knowledge.lint import lint
 
 from .conftest import KB, ROOT
 
@@ -73,7 +73,7 @@ def test_build_skips_malformed_entries_with_one_warning_each_and_explain_still_a
     err = capsys.readouterr().err
     assert info["entries"] == 1 and info["skipped"] == 6
     assert err.count("tbx: warning:") == 6 and "Traceback" not in err
-    from explainer.core import explain_text
+    from explainer.match.explain import explain_text
 
     answer = explain_text(PASTE, open_index(path=out, kb=bad_kb, rebuild_ok=False))
     assert answer.matches[0].id == "backward-non-scalar-output"
@@ -100,7 +100,7 @@ def test_build_skips_malformed_entries_with_one_warning_each_and_explain_still_a
 
 
 def test_an_interrupted_build_leaves_no_temporary_file(tmp_path, monkeypatch):
-    import explainer.index as ix
+    import explainer.knowledge.index as ix
 
     kb = tmp_path / "kb"
     kb.mkdir()
@@ -125,7 +125,7 @@ def test_a_read_only_data_folder_with_a_stale_index_still_answers(tmp_path, caps
 
 def test_a_stale_index_that_cannot_be_rebuilt_still_answers(tmp_path, capsys, monkeypatch):
     # the same as a read-only folder, for machines where tests run as root: the rebuild fails with OSError
-    import explainer.index as ix
+    import explainer.knowledge.index as ix
 
     kb, out = _stale(tmp_path)
 
@@ -173,8 +173,8 @@ def test_a_damaged_index_row_is_one_warning(tmp_path, capsys):
     con.execute("update entries set doc = '{not json' where id = 'backward-non-scalar-output'")
     con.commit()
     con.close()
-    from explainer.core import explain_text
-    from explainer.index import Index
+    from explainer.knowledge.index import Index
+    from explainer.match.explain import explain_text
 
     answer = explain_text(PASTE, Index(out))
     data = answer.as_json(lang="en", rendered=True)

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from explainer import longtail_build as lb
-from explainer.longtail import (
+from explainer.knowledge import longtail_build as lb
+from explainer.match.longtail import (
     HOLE,
     LongTail,
     _pieces,
@@ -248,7 +248,7 @@ def test_self_retrieval(shipped):
     import random
 
     rng = random.Random(13)
-    from explainer.longtail import is_builtin
+    from explainer.match.longtail import is_builtin
 
     # generic templates and CPython's own messages are never claimed on their own: not in the sample
     sample = [r for r in records if not shipped_generic(r) and not is_builtin(r["t"].replace("{}", "Q7"))]
@@ -273,7 +273,7 @@ def test_self_retrieval(shipped):
 
 
 def shipped_generic(r) -> bool:
-    from explainer.longtail import is_generic
+    from explainer.match.longtail import is_generic
 
     return is_generic(from_text(r["t"]))
 
@@ -341,7 +341,7 @@ def test_lookup_speed(shipped):
 @needs_data
 def test_real_uncurated_errors_name_their_true_site(shipped, index):
     pytest.importorskip("torch")
-    from explainer.core import explain_text
+    from explainer.match.explain import explain_text
 
     env = {**os.environ, "TORCH_SHOW_CPP_STACKTRACES": "1", "TORCH_DISABLE_ADDR2LINE": "1"}
     proc = subprocess.run(
@@ -392,7 +392,7 @@ def test_curated_answers_are_unchanged_over_the_eval_corpus(index):
     path = SHARED / "eval" / "dev.jsonl"
     if not path.exists():
         pytest.skip("needs ../shared/eval/dev.jsonl")
-    from explainer import core
+    from explainer.match import explain as core
 
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     with_tail = [core.explain_text(r["text"], index) for r in rows]
@@ -423,7 +423,7 @@ def test_the_wheel_derived_part_rebuilds_identically(tmp_path):
 
 @needs_data
 def test_a_graph_break_shows_the_registry_explanation(shipped, index):
-    from explainer.core import explain_text
+    from explainer.match.explain import explain_text
     from explainer.render import answer_markdown
 
     paste = (
@@ -441,7 +441,7 @@ def test_a_graph_break_shows_the_registry_explanation(shipped, index):
 
 @needs_data
 def test_an_internal_assert_is_presented_as_a_pytorch_bug(shipped, index):
-    from explainer.core import explain_text
+    from explainer.match.explain import explain_text
     from explainer.render import answer_markdown
 
     _, records = lb.read(DATA)
@@ -471,8 +471,8 @@ def test_an_explanation_never_compiles_the_long_tail(tmp_path, monkeypatch, inde
     import shutil
     import time
 
-    from explainer import longtail
-    from explainer.core import explain_text
+    from explainer.match import longtail
+    from explainer.match.explain import explain_text
 
     copy = tmp_path / DATA.name
     shutil.copy(DATA, copy)

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from explainer.core import explain_text
-from explainer.parser import parse_text
+from explainer.match.explain import explain_text
+from explainer.parse.parser import parse_text
 
 from .conftest import SHARED, needs_shared
 
@@ -220,7 +220,7 @@ def test_catalog_messages_match_their_entries(index):
 
 
 def test_eval_corpus_runs_to_the_end(index):
-    from explainer.evaluate import evaluate
+    from explainer.knowledge.evaluate import evaluate
 
     rep = evaluate(needs_shared("eval", "dev.jsonl"), index)
     assert rep["n"] > 50 and 0 <= rep["calibration"]["ece"] <= 1
@@ -232,7 +232,7 @@ def test_eval_corpus_runs_to_the_end(index):
 def test_parse_of_live_and_pasted_agree():
     import traceback
 
-    from explainer.live import from_exception
+    from explainer.parse.live import from_exception
 
     try:
         {}["missing"]
@@ -264,7 +264,7 @@ def test_pastes_cut_at_the_bottom(index):
 def test_a_generic_message_is_not_taken_for_a_cut_template(index):
     # "'method' object is not iterable" normalises to the same words as any "'X' object is not
     # iterable": equal is not "cut", so a user's own TypeError is not claimed by the optimizer entry
-    from explainer.core import explain_text
+    from explainer.match.explain import explain_text
 
     for name in ("int", "DataLoader", "NoneType"):
         answer = explain_text(f"TypeError: '{name}' object is not iterable", index)
@@ -348,7 +348,7 @@ def test_a_signal_counts_on_any_line_of_the_paste(index):
 def test_eval_counts_an_allowed_abstention_in_top3_and_leaves_empty_pastes_out_of_calibration(index, tmp_path):
     import json as _json
 
-    from explainer.evaluate import evaluate
+    from explainer.knowledge.evaluate import evaluate
 
     rows = [
         {
@@ -525,7 +525,7 @@ def test_each_weights_only_reason_gets_its_own_answer(index, message, entry, cau
 
 def test_the_readme_states_the_matchers_scores():
     """The README's "Matching and its confidence" quotes the named constants' values."""
-    from explainer import matcher as m
+    from explainer.match import matcher as m
 
     from .conftest import ROOT
 
@@ -707,7 +707,7 @@ def test_an_older_generic_dtype_wording_is_told_apart_by_its_frames(index, messa
 def test_eval_reports_the_misses_of_a_corpus_without_ids_and_reads_translated_and_module_types(index, tmp_path):
     import json as _json
 
-    from explainer.evaluate import evaluate, format_report, label_message
+    from explainer.knowledge.evaluate import evaluate, format_report, label_message
 
     rows = [{"text": "RuntimeError: grad can be implicitly created only for scalar outputs", "expected_id": "none"}]
     corpus = tmp_path / "c.jsonl"

@@ -4,7 +4,7 @@ explanation stops at its budget, and nothing a paste holds reaches the terminal.
 
 Bounds are real, on a shared machine: time is the test thread's CPU time (``time.thread_time``), which
 another process's load does not inflate, and an input over a bound is timed again (fastest of three
-runs, see :mod:`explainer.attack`), so a pause of the process is not taken for a slow expression.
+runs, see :mod:`explainer.knowledge.attack`), so a pause of the process is not taken for a slow expression.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ import time
 
 import pytest
 
-from explainer.attack import adversarial_inputs, attack, attack_parser_rules, kb_regexes, worst_time
 from explainer.budget import Budget
-from explainer.core import explain_text
-from explainer.matcher import MAX_REGEX_INPUT
+from explainer.knowledge.attack import adversarial_inputs, attack, attack_parser_rules, kb_regexes, worst_time
+from explainer.match.explain import explain_text
+from explainer.match.matcher import MAX_REGEX_INPUT
 from explainer.patterns import to_regex, to_regex_lazy
 from explainer.textio import decode_bytes, looks_binary, read_tail, strip_controls
 
@@ -67,7 +67,8 @@ def test_every_parser_and_normaliser_rule_is_fast_at_its_cap():
 
 
 def test_whole_text_rules_grow_linearly():
-    from explainer import parser, textio
+    from explainer import textio
+    from explainer.parse import parser
 
     # CPU time of this thread (worst_time's clock), the fastest of three rounds, small and big
     # alternating: a neighbour's load neither inflates one side nor lands on one side only
@@ -144,7 +145,7 @@ def test_kb_attacks_through_the_real_explain_path(kb_attack, index):
 
 
 def _messages():
-    from explainer.parser import parse_text
+    from explainer.parse.parser import parse_text
 
     from .fuzz import seeds
 
@@ -219,7 +220,7 @@ def test_every_output_of_a_mutated_or_decoded_paste_encodes(index):
     import json
     import random
 
-    from explainer.parser import parse_text
+    from explainer.parse.parser import parse_text
 
     from .fuzz import seeds, wrap
 
@@ -299,8 +300,8 @@ def test_building_the_matcher_is_no_part_of_the_first_explanations_budget(index,
     """The first explanation of a process builds the matcher (tens of milliseconds, far more on a
     loaded machine): that one-time cost must not spend the paste's budget. Seen in CI: the IPython
     hook's first answer abstained on the seed error because the build had used the 200 ms up."""
-    import explainer.matcher as m
-    from explainer.index import Index
+    import explainer.match.matcher as m
+    from explainer.knowledge.index import Index
 
     real = m.Matcher.__init__
 
@@ -538,7 +539,7 @@ def test_tbx_index_naming_a_users_file_never_replaces_it(tmp_path, how):
 
 
 def test_an_index_path_of_the_tool_is_rebuilt_and_a_foreign_file_is_not(tmp_path):
-    from explainer.index import IndexError_, build_index, may_write
+    from explainer.knowledge.index import IndexError_, build_index, may_write
     from explainer.paths import kb_dir
 
     fresh = tmp_path / "new.sqlite"
@@ -613,7 +614,7 @@ def test_invisible_and_bidi_characters_leave_prose_and_show_escaped_in_code(inde
 
 
 def test_a_nested_repeat_is_found_without_running_it():
-    from explainer.attack import nested_repeat
+    from explainer.knowledge.attack import nested_repeat
 
     for bad in (r"(?:\S+\s*)+:", r"(\w+)*x", r"(a|aa)*b", r"(?:\s*\w+)+$"):
         assert nested_repeat(bad), bad
@@ -624,9 +625,9 @@ def test_a_nested_repeat_is_found_without_running_it():
 def test_a_catastrophic_signal_fails_lint_and_is_left_out_of_the_index(tmp_path, monkeypatch):
     import shutil
 
-    from explainer.index import Index, build_index
-    from explainer.kb import read_entry
-    from explainer.lint import schema_problems
+    from explainer.knowledge.index import Index, build_index
+    from explainer.knowledge.kb import read_entry
+    from explainer.knowledge.lint import schema_problems
 
     kb = tmp_path / "kb"
     kb.mkdir()
@@ -646,7 +647,7 @@ def test_a_catastrophic_signal_fails_lint_and_is_left_out_of_the_index(tmp_path,
 
 
 def test_an_attack_that_does_not_end_fails_and_the_rest_are_timed():
-    from explainer.attack import bounded_attacks
+    from explainer.knowledge.attack import bounded_attacks
 
     jobs = [
         (re.compile(r"ab+c"), ("search",), 200),
@@ -712,7 +713,7 @@ _PASTES = st.lists(st.one_of(_PIECES, st.text(_ANY_CHAR, max_size=20)), max_size
 def test_property_any_text_is_parsed_explained_and_encoded(index, text):
     import json
 
-    from explainer.parser import parse_text
+    from explainer.parse.parser import parse_text
 
     json.dumps(parse_text(text).as_json(), ensure_ascii=False).encode("utf-8")
     json.dumps(explain_text(text, index).as_json(rendered=True), ensure_ascii=False).encode("utf-8")
@@ -721,7 +722,7 @@ def test_property_any_text_is_parsed_explained_and_encoded(index, text):
 @settings(max_examples=300, deadline=None)
 @given(data=st.binary(max_size=400))
 def test_property_any_bytes_decode_to_valid_text(data):
-    from explainer.parser import parse_text
+    from explainer.parse.parser import parse_text
 
     text = decode_bytes(data)
     text.encode("utf-8")  # strict: no surrogate from an undecodable byte

@@ -54,10 +54,10 @@ def real_tracebacks(*, cache: bool = True) -> list[tuple[str, str]]:
     import tempfile
 
     sys.path.insert(0, str(ROOT))
-    from explainer.index import content_hash
-    from explainer.kb import read_all
+    from explainer.knowledge.index import content_hash
+    from explainer.knowledge.kb import read_all
+    from explainer.knowledge.verify import Worker, run_snippet
     from explainer.paths import kb_dir
-    from explainer.verify import Worker, run_snippet
 
     cache_file = Path(tempfile.gettempdir()) / f"tbx-bench-tracebacks-{content_hash(kb_dir())[:12]}.json"
     if cache and cache_file.exists():

@@ -104,7 +104,7 @@ def main() -> int:
     ap.add_argument("--postgres", help="a postgresql:// URL: record there instead of SQLite")
     ap.add_argument("--record", action="store_true", help="store the figures for the README (tests/bench/results.py)")
     args = ap.parse_args()
-    from explainer.gaps import Store
+    from explainer.surfaces.gaps import Store
 
     with tempfile.TemporaryDirectory() as tmp:
         env = {"TBX_GAPS_PATH": str(Path(tmp) / "gaps.sqlite"), "TBX_GAPS_URL": args.postgres or ""}

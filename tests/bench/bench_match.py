@@ -17,11 +17,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from explainer.core import explain  # noqa: E402
-from explainer.index import open_index  # noqa: E402
-from explainer.matcher import Matcher  # noqa: E402
+from explainer.knowledge.index import open_index  # noqa: E402
+from explainer.match.explain import explain  # noqa: E402
+from explainer.match.matcher import Matcher  # noqa: E402
 from explainer.normalize import normalize  # noqa: E402
-from explainer.parser import parse_text  # noqa: E402
+from explainer.parse.parser import parse_text  # noqa: E402
 from explainer.patterns import literal_text, to_regex  # noqa: E402
 
 

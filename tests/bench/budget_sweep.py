@@ -21,8 +21,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
 
-from explainer.core import explain_text  # noqa: E402
-from explainer.index import open_index  # noqa: E402
+from explainer.knowledge.index import open_index  # noqa: E402
+from explainer.match.explain import explain_text  # noqa: E402
 from tests.bench.shapes import shapes  # noqa: E402
 
 

@@ -43,7 +43,7 @@ def main() -> None:
         [
             sys.executable,
             "-c",
-            "import sys; sys.path.insert(0, sys.argv[1]); from explainer.cli import main; "
+            "import sys; sys.path.insert(0, sys.argv[1]); from explainer.surfaces.cli import main; "
             "sys.argv = ['tbx', 'explain', '--json']; sys.exit(main())",
             args.against,
         ]

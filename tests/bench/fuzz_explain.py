@@ -19,8 +19,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from explainer.core import explain_text  # noqa: E402
-from explainer.index import open_index  # noqa: E402
+from explainer.knowledge.index import open_index  # noqa: E402
+from explainer.match.explain import explain_text  # noqa: E402
 from tests.fuzz import mutations  # noqa: E402
 
 

@@ -16,8 +16,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from formats import FORMATS  # noqa: E402
 
-from explainer.kb import read_all  # noqa: E402
-from explainer.verify import verify  # noqa: E402
+from explainer.knowledge.kb import read_all  # noqa: E402
+from explainer.knowledge.verify import verify  # noqa: E402
 
 
 def main() -> None:

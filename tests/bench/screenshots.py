@@ -58,7 +58,7 @@ def main() -> int:
 
     from explainer.api.app import create_app
     from explainer.api.threaded import ThreadedServer
-    from explainer.index import open_index
+    from explainer.knowledge.index import open_index
 
     outdir = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "test-artifacts" / "screenshots"
     outdir.mkdir(parents=True, exist_ok=True)

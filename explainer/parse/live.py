@@ -14,9 +14,9 @@ import ast
 import sys
 import traceback
 
-from .model import Parsed
-from .parser import is_library, parse_text
-from .textio import USER_CODE
+from explainer.model import Parsed
+from explainer.parse.parser import is_library, parse_text
+from explainer.textio import USER_CODE
 
 MAX_TENSORS = 8
 
@@ -137,13 +137,13 @@ _MODULE_SIZES = (
 
 def live_facts(exc: BaseException) -> dict[str, str]:
     """Values of the failing line for evidence and fixes, named by the line's roles (see
-    :func:`explainer.rewrite.code_values`): ``arg0_ndim``, ``arg0_shape``, ``arg0_dtype``,
+    :func:`explainer.advise.rewrite.code_values`): ``arg0_ndim``, ``arg0_shape``, ``arg0_dtype``,
     ``arg0_features`` (the product of all but the first dimension: what a flatten gives a Linear),
     the same for ``arg1``, ``receiver`` and ``target``, and the sizes of the module being called
     (``call_in_features`` ...). Read-only, as :func:`live_values`."""
     import inspect
 
-    from .rewrite import code_values
+    from explainer.advise.rewrite import code_values
 
     torch = sys.modules.get("torch")
     tb = _user_frame(exc.__traceback__) if torch is not None else None

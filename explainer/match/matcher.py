@@ -17,13 +17,13 @@ Every message the paste offers (the final one, the chain, the others, the fallba
 *source* with a weight; an entry's score is its best evidence over the sources, adjusted by the
 exception type, frames and signals; every value is a named constant below. Reasons are
 :class:`~explainer.i18n.Reason` codes with parameters, rendered in each language. Scores are
-confidences: see ``calibrate`` in :mod:`explainer.evaluate` and the README for how they were
+confidences: see ``calibrate`` in :mod:`explainer.knowledge.evaluate` and the README for how they were
 checked. Tie-break: higher score, then lower tier number, then the entry that matched the final
 exception, then the order found (never the id).
 
 Bounded time: every regular expression runs on at most ``MAX_REGEX_INPUT`` characters (templates on
 the message's start, signals on its first and last ``MAX_REGEX_INPUT`` characters) and is linear
-(:mod:`explainer.patterns`, :mod:`explainer.attack`); with a :class:`~explainer.budget.Budget`, the
+(:mod:`explainer.patterns`, :mod:`explainer.knowledge.attack`); with a :class:`~explainer.budget.Budget`, the
 matcher looks at the deadline between sources, candidate patterns, fuzzy comparisons and signal
 expressions, and stops with what it has once the deadline has passed.
 """
@@ -35,11 +35,11 @@ import re
 from collections import defaultdict
 from operator import itemgetter
 
-from .i18n import Reason
-from .model import Candidate, Parsed
-from .normalize import normalize, tokens
-from .patterns import pattern_features
-from .textio import Lazy
+from explainer.i18n import Reason
+from explainer.model import Candidate, Parsed
+from explainer.normalize import normalize, tokens
+from explainer.patterns import pattern_features
+from explainer.textio import Lazy
 
 # the reasons without parameters, made once (a Reason is immutable)
 _R_FULL, _R_START, _R_INSIDE, _R_OPENING, _R_CUT, _R_OPENING_DIFFERS = (
@@ -194,7 +194,7 @@ class _Pattern:
     def rx_search(self) -> re.Pattern[str]:
         """The expression to search with (:func:`explainer.patterns.to_regex` with ``search``)."""
         if self._rx_search is None:
-            from .patterns import to_regex
+            from explainer.patterns import to_regex
 
             try:
                 self._rx_search = re.compile(to_regex(self.raw, search=True), re.IGNORECASE)

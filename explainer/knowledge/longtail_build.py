@@ -33,7 +33,7 @@ import os
 import re
 from pathlib import Path
 
-from .longtail import HOLE, from_text, literal_len, repo_path, to_text
+from explainer.match.longtail import HOLE, from_text, literal_len, repo_path, to_text
 
 EXTRACTOR_VERSION = "1"
 MAX_ARGS_CHARS = 6000

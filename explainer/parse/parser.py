@@ -17,7 +17,7 @@ Every regular expression here is linear: no two quantifiers can take the same ch
 they could, the first one is possessive, ``*+`` / ``++``, or the work is done in plain code), lines
 are capped at ``MAX_LINE`` before they are matched and the paste at ``MAX_CHARS``.
 ``tests/test_reliability.py`` attacks every expression of this module at those caps with the inputs
-of :mod:`explainer.attack`.
+of :mod:`explainer.knowledge.attack`.
 
 A :class:`~explainer.budget.Budget` bounds the time of one parse: it is checked between the passes
 and every ``_CHECK_LINES`` lines of the scan; once it is spent, the scan goes on with the last
@@ -28,9 +28,17 @@ from __future__ import annotations
 
 import re
 
-from .budget import PARSE_RESERVE, Budget
-from .model import Frame, Link, Other, Parsed, Signal
-from .textio import USER_CODE, Lazy, drop_invisible, escape_invisible, has_invisible, strip_controls, valid_unicode
+from explainer.budget import PARSE_RESERVE, Budget
+from explainer.model import Frame, Link, Other, Parsed, Signal
+from explainer.textio import (
+    USER_CODE,
+    Lazy,
+    drop_invisible,
+    escape_invisible,
+    has_invisible,
+    strip_controls,
+    valid_unicode,
+)
 
 MAX_CHARS = 300_000  # keep the tail of longer pastes: the final exception is at the end
 MAX_LINE = 6_000  # longer lines are cut (a message's identifying words come first)

@@ -16,7 +16,7 @@ CATALOG_ENV = "TBX_CATALOG"
 def default_catalog() -> str | None:
     if os.environ.get(CATALOG_ENV):
         return os.environ[CATALOG_ENV]
-    from .paths import source_root
+    from explainer.paths import source_root
 
     root = source_root()
     if root:

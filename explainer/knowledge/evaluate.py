@@ -13,10 +13,10 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-from .core import explain_text
-from .matcher import THRESHOLD
-from .parser import strip_prefixes
-from .textio import strip_controls
+from explainer.match.explain import explain_text
+from explainer.match.matcher import THRESHOLD
+from explainer.parse.parser import strip_prefixes
+from explainer.textio import strip_controls
 
 _LABEL_PREFIXES = [
     re.compile(r"^FAILED \S+ - "),

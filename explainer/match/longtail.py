@@ -1,6 +1,6 @@
 """The long tail: where in PyTorch's own sources a message not in the knowledge base was raised.
 
-The data file (``data/longtail-<torch version>.jsonl.gz``, written by :mod:`explainer.longtail_build`)
+The data file (``data/longtail-<torch version>.jsonl.gz``, written by :mod:`explainer.knowledge.longtail_build`)
 is compiled once into SQLite beside it (in a wheel: at build time): one row per raise site, and an
 ``anchor`` table from each word of a template's literal text to its sites. A lookup
 
@@ -22,7 +22,7 @@ import re
 import sqlite3
 from _thread import allocate_lock, get_ident  # (threading's import is a share of the CLI's start)
 
-from .textio import Lazy
+from explainer.textio import Lazy
 
 HOLE = None  # a template is a list of literal pieces and holes
 MAX_MESSAGE = 4000  # characters of a message that are matched
@@ -578,7 +578,7 @@ def data_file() -> str | None:
     """The data file: ``TBX_LONGTAIL``, else the newest ``longtail-*.jsonl.gz`` of the checkout's or the package's data."""
     if os.environ.get("TBX_LONGTAIL"):
         return os.environ["TBX_LONGTAIL"]
-    from .paths import PKG_DIR, source_root
+    from explainer.paths import PKG_DIR, source_root
 
     root = source_root()
     folder = os.path.join(root, "data") if root else os.path.join(PKG_DIR, "_data")
@@ -620,7 +620,7 @@ def open_longtail(path: str | None = None, *, compile_ok: bool = True) -> LongTa
         db_path = path
         if path.endswith(".jsonl.gz"):
             name = os.path.basename(path)[: -len(".jsonl.gz")] + ".sqlite"
-            from .paths import cache_dir
+            from explainer.paths import cache_dir
 
             cache = cache_dir()
             # beside the data file, or (a read-only folder) in the user's cache
@@ -634,7 +634,7 @@ def open_longtail(path: str | None = None, *, compile_ok: bool = True) -> LongTa
             else:
                 from pathlib import Path
 
-                from .longtail_build import read
+                from explainer.knowledge.longtail_build import read
 
                 meta, records = read(Path(path))
                 db_path = os.path.join(os.path.dirname(path), name)

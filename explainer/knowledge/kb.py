@@ -1,7 +1,7 @@
 """Read knowledge-base entries (``kb/<id>.md``) into plain dictionaries.
 
 Reading never judges: it records what is there and collects the problems it meets, and
-:mod:`explainer.lint` checks the rules. Both the index builder and lint start from here.
+:mod:`explainer.knowledge.lint` checks the rules. Both the index builder and lint start from here.
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ class Entry:
         showing one of the fix's causes whose ``# error`` line the rewrite applies to (or, with
         ``target``, the line above it that it names). Values the message would give are stood in
         for by ``1`` here; ``tbx verify`` applies the real ones."""
-        from .rewrite import RewriteError, apply_at, code_values, parse_ops
+        from explainer.advise.rewrite import RewriteError, apply_at, code_values, parse_ops
 
         if not fix.get("rewrites"):
             return []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from .hook import OPTIONS, show_in_ipython
+from explainer.surfaces.hook import OPTIONS, show_in_ipython
 
 USAGE = "usage: %explainer lang en|zh|both|auto  |  %explainer detail short|full  |  %explainer on|off  |  %explainer verbose|quiet"
 
@@ -35,9 +35,9 @@ def make_explain(shell):
         if cell is not None:
             line = cell
         if line.strip():
-            from .core import detect_lang, explain_text
-            from .hook import shared_index
-            from .render import answer_markdown
+            from explainer.match.explain import detect_lang, explain_text
+            from explainer.render import answer_markdown
+            from explainer.surfaces.hook import shared_index
 
             lang = OPTIONS.lang if OPTIONS.lang != "auto" else detect_lang(line)
             answer = explain_text(line, shared_index())

@@ -11,10 +11,10 @@ from __future__ import annotations
 import ast
 import re
 
-from .evidence import validate as validate_evidence
-from .kb import LANGS, SECTIONS, Entry, read_all
-from .patterns import PatternError, compile_pattern, fill, placeholders, template_fields
-from .rewrite import RewriteError, parse_ops
+from explainer.advise.evidence import validate as validate_evidence
+from explainer.advise.rewrite import RewriteError, parse_ops
+from explainer.knowledge.kb import LANGS, SECTIONS, Entry, read_all
+from explainer.patterns import PatternError, compile_pattern, fill, placeholders, template_fields
 
 CATEGORIES = {
     "autograd",
@@ -169,7 +169,7 @@ def schema_problems(entry: Entry) -> list[str]:
             compile_pattern(p)
         except (PatternError, re.error) as exc:
             out.append(Problem("KB201", f"pattern {p[:60]!r}: {exc}"))
-    from .attack import nested_repeat
+    from explainer.knowledge.attack import nested_repeat
 
     for sig in meta.get("signals", []):
         try:
@@ -629,15 +629,15 @@ def evidence_regexes(entries) -> list[tuple[str, str, str]]:
 
 def attack(kb_dir, inputs: int = ATTACK_INPUTS) -> dict[str, list[Problem]]:
     """``tbx lint --attack``: every compiled pattern, opening, signal and evidence expression run on
-    generated adversarial inputs at the caps (:mod:`explainer.attack`); a problem for each one that
+    generated adversarial inputs at the caps (:mod:`explainer.knowledge.attack`); a problem for each one that
     takes over 10 ms on one of them. Needs the index (built from ``kb_dir``); takes a minute or two."""
     import tempfile
     from pathlib import Path
 
-    from .attack import bounded_attacks, kb_regexes, nested_repeat
-    from .evidence import MAX_TEXT
-    from .index import Index, build_index
-    from .matcher import MAX_REGEX_INPUT
+    from explainer.advise.evidence import MAX_TEXT
+    from explainer.knowledge.attack import bounded_attacks, kb_regexes, nested_repeat
+    from explainer.knowledge.index import Index, build_index
+    from explainer.match.matcher import MAX_REGEX_INPUT
 
     problems: dict[str, list[Problem]] = {}
     with tempfile.TemporaryDirectory() as tmp:

@@ -53,7 +53,7 @@ import ast
 import re
 from functools import lru_cache
 
-from .textio import USER_CODE, Lazy
+from explainer.textio import USER_CODE, Lazy
 
 MAX_TARGET_LINES = 200  # how far above the failing line a ``target`` is looked for
 MAX_LINE = 500  # a longer line is not rewritten (its ast could be costly and it is not one statement)
@@ -92,7 +92,7 @@ def parse_ops(text: str) -> list[tuple]:
         word = line.split(None, 1)[0].split("->", 1)[0]
         m = word in _ARGS and _ARGS[word].fullmatch(line, len(word))
         if not m:
-            raise RewriteError(f"line {n}: {line!r} is not one of: {', '.join(OPS)} (see explainer/rewrite.py)")
+            raise RewriteError(f"line {n}: {line!r} is not one of: {', '.join(OPS)} (see explainer/advise/rewrite.py)")
         args = m.groups()
         if word == "name":
             args = (tuple(args[0].split(",")), args[1])

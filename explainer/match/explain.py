@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from .budget import DEFAULT_BUDGET_S, Budget
-from .matcher import AMBIGUOUS_GAP, THRESHOLD
-from .model import Candidate, Parsed, Record
-from .parser import lang_hint, parse_text
+from explainer.budget import DEFAULT_BUDGET_S, Budget
+from explainer.match.matcher import AMBIGUOUS_GAP, THRESHOLD
+from explainer.model import Candidate, Parsed, Record
+from explainer.parse.parser import lang_hint, parse_text
 
 TYPE_CHECKING = False  # the annotations are strings: typing is not imported at run time
 if TYPE_CHECKING:
@@ -15,10 +15,10 @@ if TYPE_CHECKING:
 class Answer(Record):
     parsed: Parsed
     candidates: tuple[Candidate, ...]  # best first, including those below the threshold
-    index: Any  # the explainer.index.Index; Any, as this field shadows tuple.index (a method)
-    live: dict | None = None  # in the hooks: values of the failing line's frame (explainer.live.live_facts)
+    index: Any  # the explainer.knowledge.index.Index; Any, as this field shadows tuple.index (a method)
+    live: dict | None = None  # in the hooks: values of the failing line's frame (explainer.parse.live.live_facts)
     partial: bool = False  # the time budget ran out: the answer is what was found before it did
-    raised_at: tuple = ()  # the long tail: where in PyTorch's sources the message was raised (explainer.longtail)
+    raised_at: tuple = ()  # the long tail: where in PyTorch's sources the message was raised (explainer.match.longtail)
     source: object = None  # reads the user's file (file -> lines, or None) where the surface may: the CLI, the hooks
 
     @property
@@ -34,7 +34,7 @@ class Answer(Record):
 
     def advice(self, cand: Candidate, live: dict | None = None) -> dict:
         """Causes and fixes of ``cand`` ranked for this paste (:func:`explainer.advise.advise`)."""
-        from .advise import advise
+        from explainer.advise.advise import advise
 
         return advise(
             self.index.entry(cand.id) or {},
@@ -45,7 +45,7 @@ class Answer(Record):
         )
 
     def as_json(self, *, lang: str = "en", rendered: bool = False) -> dict:
-        from .advise import as_json as advise_json
+        from explainer.advise.advise import as_json as advise_json
 
         out_matches = []
         for c in self.matches:
@@ -59,14 +59,14 @@ class Answer(Record):
             )
             reasons = list(c.reasons)
             if lang == "zh":
-                from .i18n import reason
+                from explainer.i18n import reason
 
                 reasons = [reason(r, lang) for r in reasons]
             m = {"id": c.id, "score": c.score, "title": title, "reasons": reasons, "captures": dict(c.captures)}
             advice = self.advice(c)  # ranked once: the JSON and the rendering show the same
             m.update(advise_json(advice, lang))
             if rendered:
-                from .render import render_match
+                from explainer.render import render_match
 
                 m["rendered"] = render_match(self, c, lang=lang, advice=advice)
             out_matches.append(m)
@@ -80,7 +80,7 @@ class Answer(Record):
             out["nearest"] = [{"id": c.id, "score": c.score} for c in self.candidates[:2]]
         out["raised_at"] = [dict(r) for r in self.raised_at]
         if rendered and self.raised_at and not out_matches:
-            from .render import markdown_to_html, raised_at_markdown
+            from explainer.render import markdown_to_html, raised_at_markdown
 
             md = raised_at_markdown(self, lang=lang)
             out["raised_at_rendered"] = {"markdown": md, "html": markdown_to_html(md)}
@@ -127,12 +127,12 @@ def explain(
 
 def _raise_if_damaged(index) -> None:
     """After a failure while matching: when the index's rows are damaged (edited by hand, a disk
-    error), one :class:`~explainer.index.IndexError_` that says so and how to mend it, instead of the
+    error), one :class:`~explainer.knowledge.index.IndexError_` that says so and how to mend it, instead of the
     traceback of whatever read the bad row; when they are not, nothing (the failure is ours)."""
     damage = getattr(index, "damage", None)
     problems = damage() if damage is not None else []
     if problems:
-        from .index import IndexError_
+        from explainer.knowledge.index import IndexError_
 
         more = f" and {len(problems) - 1} more" if len(problems) > 1 else ""
         raise IndexError_(
@@ -170,13 +170,13 @@ class _Later:
 
 def raised_at(parsed: Parsed, budget: Budget | None = None, *, compile_ok: bool = False) -> tuple:
     """The long tail's raise sites for the paste's message (empty without a data file, or when the
-    budget is spent: no answer waits for compiling the data file, which :func:`explainer.index.open_index`
+    budget is spent: no answer waits for compiling the data file, which :func:`explainer.knowledge.index.open_index`
     does with the index, and a damaged data file never breaks one)."""
     if not parsed.message or (budget is not None and budget.spent()):
         return ()
     import sqlite3
 
-    from .longtail import open_longtail
+    from explainer.match.longtail import open_longtail
 
     try:
         lt = open_longtail(compile_ok=compile_ok)

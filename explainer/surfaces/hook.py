@@ -30,7 +30,7 @@ _index = None
 def shared_index():
     global _index
     if _index is None:
-        from .index import open_index
+        from explainer.knowledge.index import open_index
 
         _index = open_index()
     return _index
@@ -49,19 +49,19 @@ def explanation_markdown(
 ) -> tuple[str, object]:
     """Markdown explaining ``exc`` (live values included) and the answer behind it; '' when it has
     nothing to add (see :func:`is_quiet`) unless ``%explainer verbose`` is on."""
-    from .budget import Budget
-    from .core import detect_lang, explain
-    from .live import from_exception, live_facts, live_values
-    from .render import answer_markdown, short_markdown
+    from explainer.budget import Budget
+    from explainer.match.explain import detect_lang, explain
+    from explainer.parse.live import from_exception, live_facts, live_values
+    from explainer.render import answer_markdown, short_markdown
 
     index = shared_index()
     budget = Budget()  # parsing and matching together stay within the default budget
     parsed = from_exception(exc, budget)
-    from .source import cached_lines
+    from explainer.source import cached_lines
 
     answer = explain(parsed, index, top=3, live=live_facts(exc), budget=budget, source=cached_lines)
     if os.environ.get("TBX_GAPS"):
-        from .gaps import enabled, record
+        from explainer.surfaces.gaps import enabled, record
 
         if enabled():
             record(answer)
@@ -189,7 +189,7 @@ def show_in_ipython(shell, exc: BaseException) -> None:
         if type(shell).__name__ == "ZMQInteractiveShell":  # Jupyter: HTML with a text fallback
             from IPython.display import display
 
-            from .render import markdown_to_html
+            from explainer.render import markdown_to_html
 
             html = f'<div class="tbx-answer">{markdown_to_html(md)}</div>'
             display({"text/html": html, "text/plain": md}, raw=True)
@@ -211,7 +211,7 @@ def load_ipython_extension(shell) -> None:
     if _saved_custom is None:
         _saved_custom = (shell.custom_exceptions, getattr(shell, "CustomTB", None))
     shell.set_custom_exc((Exception,), _ipython_handler)
-    from .magics import register
+    from explainer.surfaces.magics import register
 
     register(shell)
 
@@ -224,6 +224,6 @@ def unload_ipython_extension(shell) -> None:
         shell.custom_exceptions = exceptions
         shell.CustomTB = _handler
     _saved_custom = None
-    from .magics import unregister
+    from explainer.surfaces.magics import unregister
 
     unregister(shell)

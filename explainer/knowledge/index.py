@@ -14,11 +14,11 @@ import os
 import sqlite3
 import sys
 
-from .normalize import cjk_bigrams
+from explainer.normalize import cjk_bigrams
 
 TYPE_CHECKING = False  # the annotations are strings: typing is not imported at run time
 if TYPE_CHECKING:
-    from .matcher import Matcher
+    from explainer.match.matcher import Matcher
 
 SCHEMA_VERSION = (
     "12"  # 6: fixes and causes for the answer; 7: template regexes compiled linear; 9: head_share; 10: pieces;
@@ -112,7 +112,7 @@ def may_write(out) -> bool:
     """Whether an index may be written at ``out``: nothing is there, an index is there, or it is a
     place the tool owns (a checkout's ``data/index.sqlite``, the user's cache). A user's own file
     that ``TBX_INDEX`` or ``--out`` names by mistake is never replaced."""
-    from .paths import owned_index_paths
+    from explainer.paths import owned_index_paths
 
     path = os.fspath(out)
     if not os.path.lexists(path):
@@ -127,8 +127,8 @@ def build_index(kb_dir, out) -> dict:
     Refuses (:class:`IndexError_`) to replace a file that is not an index (:func:`may_write`)."""
     from pathlib import Path
 
-    from .kb import read_all
-    from .lint import schema_problems
+    from explainer.knowledge.kb import read_all
+    from explainer.knowledge.lint import schema_problems
 
     if not may_write(out):
         raise IndexError_(
@@ -176,8 +176,8 @@ def _count_patterns(path) -> int:
 def _write(entries, tmp, kb_dir, fp) -> None:
     import sqlite_utils
 
-    from .normalize import normalize
-    from .patterns import literal_text, pattern_features, to_regex
+    from explainer.normalize import normalize
+    from explainer.patterns import literal_text, pattern_features, to_regex
 
     if tmp.exists():
         tmp.unlink()
@@ -239,7 +239,7 @@ def _write(entries, tmp, kb_dir, fp) -> None:
     # what the matcher loads on every start, as one JSON value: the entries, each pattern's entry, and
     # the word table that ranks the candidate patterns; a pattern's row is read from the patterns
     # table (rowid = its place here + 1) when it is first a candidate
-    from .matcher import signal_literals, word_table
+    from explainer.match.matcher import signal_literals, word_table
 
     active = {r["id"] for r in rows if not r["retired"]}
     blob_entries = [{k: (json.loads(v) if k in _JSON_COLUMNS else v) for k, v in r.items() if k != "doc"} for r in rows]
@@ -293,7 +293,7 @@ class Index:
     def damage(self) -> list[str]:
         """What is wrong with this index's rows (empty when nothing is): every pattern row read and
         checked as the matcher will use it, and every entry's document. Run where a failure needs
-        explaining (:func:`explainer.core.explain`) or before a server starts, not on every start."""
+        explaining (:func:`explainer.match.explain.explain`) or before a server starts, not on every start."""
         import re
 
         problems: list[str] = []
@@ -343,7 +343,7 @@ class Index:
     @property
     def matcher(self):
         if self._matcher is None:
-            from .matcher import Matcher
+            from explainer.match.matcher import Matcher
 
             self._matcher = Matcher(self)
         return self._matcher
@@ -445,7 +445,7 @@ def _snippet(body: str, query: str, width: int = 60) -> str:
 
 def open_index(*, rebuild_ok: bool = True, path=None, kb=None) -> Index:
     """Open the index; in a source checkout rebuild it first when ``kb/`` changed since it was built."""
-    from .paths import index_path, kb_dir, source_root
+    from explainer.paths import index_path, kb_dir, source_root
 
     path = os.fspath(path or index_path())
     kb = os.fspath(kb or kb_dir())
@@ -499,7 +499,7 @@ def _compile_longtail() -> None:
     """In a checkout, the long tail's SQLite compiled from its data file when it is missing or older
     (a fresh clone's first command, with the index): an explanation never compiles it, and an
     uncurated answer never waits seconds for it. A failure is one warning; the long tail then stays silent."""
-    from .longtail import open_longtail
+    from explainer.match.longtail import open_longtail
 
     try:
         open_longtail(compile_ok=True)

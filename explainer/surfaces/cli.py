@@ -25,7 +25,7 @@ class UsageError(Exception):
 def _read_input(path: str | None) -> str:
     """The input's text: its last MiB (a regular file is read from its tail; a stream is read up to
     ``MAX_STREAM_BYTES``, then abandoned with one line on stderr: an endless input never hangs)."""
-    from .textio import MAX_PASTE_BYTES, MAX_STREAM_BYTES, decode_bytes, looks_binary, read_tail
+    from explainer.textio import MAX_PASTE_BYTES, MAX_STREAM_BYTES, decode_bytes, looks_binary, read_tail
 
     try:
         if path in (None, "-") and _stdin_is_terminal():
@@ -64,7 +64,7 @@ def _stdin_is_terminal() -> bool:
 
 def _prompt() -> None:
     """One line on stderr when the paste is typed into a terminal (stdout stays the answer's)."""
-    from .core import detect_lang
+    from explainer.match.explain import detect_lang
 
     end = "Ctrl-Z Enter" if os.name == "nt" else "Ctrl-D"
     line = (
@@ -82,7 +82,7 @@ def _print_json(obj) -> None:
 
 
 def _index(*, rebuild_ok: bool = True):
-    from .index import IndexError_, open_index
+    from explainer.knowledge.index import IndexError_, open_index
 
     try:
         return open_index(rebuild_ok=rebuild_ok)
@@ -105,26 +105,26 @@ def cmd_explain(args) -> int:
 
 
 def _explain(args) -> int:
-    from .core import explain_text
+    from explainer.match.explain import explain_text
 
     text = _read_input(args.file)
     index = _index()
     lang = _lang(args.lang, text)
-    from .budget import Budget
-    from .source import local_lines
+    from explainer.budget import Budget
+    from explainer.source import local_lines
 
     budget = Budget(max(MIN_EXPLAIN_S, COMMAND_BUDGET_S - (time.monotonic() - _STARTED)))
     # the user's own machine: their files
     result = explain_text(text, index, top=args.top, budget=budget, source=local_lines)
     if os.environ.get("TBX_GAPS"):
-        from .gaps import enabled, record
+        from explainer.surfaces.gaps import enabled, record
 
         if enabled():
             record(result, text)
     if args.json:
         _print_json(result.as_json(lang=lang))
         return EXIT_OK
-    from .render import render_terminal
+    from explainer.render import render_terminal
 
     render_terminal(result, lang=lang, full=args.full)
     return EXIT_OK
@@ -133,13 +133,13 @@ def _explain(args) -> int:
 def _lang(lang: str, text: str) -> str:
     if lang != "auto":
         return lang
-    from .core import detect_lang
+    from explainer.match.explain import detect_lang
 
     return detect_lang(text)
 
 
 def cmd_parse(args) -> int:
-    from .parser import parse_text
+    from explainer.parse.parser import parse_text
 
     _print_json(parse_text(_read_input(args.file)).as_json())
     return EXIT_OK
@@ -150,7 +150,7 @@ def cmd_show(args) -> int:
     entry = index.entry(args.id)
     if entry is None:
         raise UsageError(f"no entry {args.id!r}: `tbx list` shows the ids")
-    from .render import print_entry
+    from explainer.render import print_entry
 
     print_entry(entry, lang=_lang(args.lang, ""))
     return EXIT_OK
@@ -181,8 +181,8 @@ def cmd_search(args) -> int:
 
 
 def cmd_build(args) -> int:
-    from .index import IndexError_, build_index
-    from .paths import build_path, kb_dir
+    from explainer.knowledge.index import IndexError_, build_index
+    from explainer.paths import build_path, kb_dir
 
     target = args.output or build_path()
     os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
@@ -195,12 +195,12 @@ def cmd_build(args) -> int:
 
 
 def cmd_lint(args) -> int:
-    from .lint import hint, lint, pending_references
-    from .paths import kb_dir
+    from explainer.knowledge.lint import hint, lint, pending_references
+    from explainer.paths import kb_dir
 
     report = lint(kb_dir())
     if getattr(args, "attack", False):
-        from .lint import attack
+        from explainer.knowledge.lint import attack
 
         for eid, items in attack(kb_dir()).items():
             report.setdefault(eid, []).extend(items)
@@ -228,9 +228,9 @@ def cmd_verify(args) -> int:
 
     if importlib.util.find_spec("torch") is None:
         raise UsageError("tbx verify executes the snippets and needs torch: pip install torch (or the test extra)")
-    from .kb import read_all
-    from .paths import kb_dir
-    from .verify import verify
+    from explainer.knowledge.kb import read_all
+    from explainer.knowledge.verify import verify
+    from explainer.paths import kb_dir
 
     entries = read_all(kb_dir())
     if args.ids:
@@ -265,7 +265,7 @@ def cmd_verify(args) -> int:
 
 
 def cmd_eval(args) -> int:
-    from .evaluate import evaluate, format_report
+    from explainer.knowledge.evaluate import evaluate, format_report
 
     try:
         report = evaluate(args.corpus, _index())
@@ -307,7 +307,7 @@ def cmd_serve(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from .hook import run_script
+    from explainer.surfaces.hook import run_script
 
     return run_script(args.script, args.args)
 
@@ -315,7 +315,7 @@ def cmd_run(args) -> int:
 def build_parser():
     import argparse
 
-    from . import __version__
+    from explainer import __version__
 
     p = argparse.ArgumentParser(prog="tbx", description="Explain PyTorch tracebacks in English and Chinese.")
     p.add_argument("--version", action="version", version=f"tbx {__version__}")
@@ -484,8 +484,8 @@ def cmd_longtail_build(args) -> int:
     import time
     from pathlib import Path
 
-    from . import longtail_build as lb
-    from .paths import source_root
+    from explainer.knowledge import longtail_build as lb
+    from explainer.paths import source_root
 
     if args.torch:
         torch_dir = Path(args.torch)
@@ -517,7 +517,7 @@ def cmd_longtail_build(args) -> int:
 
 
 def cmd_longtail_info(args) -> int:
-    from . import longtail
+    from explainer.match import longtail
 
     info = longtail.info()
     if info is None:
@@ -531,8 +531,8 @@ def cmd_longtail_info(args) -> int:
 
 
 def cmd_new(args) -> int:
-    from .paths import kb_dir
-    from .scaffold import catalog_line, default_catalog, scaffold
+    from explainer.knowledge.scaffold import catalog_line, default_catalog, scaffold
+    from explainer.paths import kb_dir
 
     catalog = args.catalog or default_catalog()
     if not catalog or not os.path.exists(catalog):
@@ -554,7 +554,7 @@ def cmd_new(args) -> int:
 def cmd_gaps(args) -> int:
     import re
 
-    from .gaps import Store, clusters, draft, nearest
+    from explainer.surfaces.gaps import Store, clusters, draft, nearest
 
     if args.since and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", args.since):
         raise UsageError("--since takes a day as YYYY-MM-DD")
@@ -652,7 +652,7 @@ def _run(args) -> int:
         print(f"tbx: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except Exception as exc:
-        index = sys.modules.get("explainer.index")  # loaded by every command that reads the index
+        index = sys.modules.get("explainer.knowledge.index")  # loaded by every command that reads the index
         if index is None or not isinstance(exc, index.IndexError_):
             raise
         print(f"tbx: {exc}", file=sys.stderr)

@@ -32,7 +32,7 @@ import time
 LOW_CONFIDENCE = 0.7  # an answer below this is recorded as a gap
 MAX_MESSAGE = 600  # characters of the parameterised message kept
 ENV_ON, ENV_PATH, ENV_URL = "TBX_GAPS", "TBX_GAPS_PATH", "TBX_GAPS_URL"
-log = logging.getLogger("explainer.gaps")
+log = logging.getLogger("explainer.surfaces.gaps")
 
 _TORCH_VERSION = re.compile(
     r"(?i)\b(?:py)?torch(?:\s{1,3}version)?\s{0,3}(?:[:=]{1,2}|\s)\s{0,3}v?(\d{1,2}\.\d{1,3}(?:\.\d{1,3})?)"
@@ -72,7 +72,7 @@ def vocabulary(index=None) -> tuple[frozenset[str], str]:
             return _vocab[key]
         words: set[str] = set(_SHORT)
         han: list[str] = []
-        from .longtail import open_longtail
+        from explainer.match.longtail import open_longtail
 
         try:
             lt = open_longtail(compile_ok=False)
@@ -120,7 +120,7 @@ def redact(text: str, index=None) -> str:
     allow-list: a secret is kept only if it is spelled as words of torch's own messages."""
     import unicodedata
 
-    from .normalize import normalize
+    from explainer.normalize import normalize
 
     words, han = vocabulary(index)
     s = unicodedata.normalize("NFKC", text[: MAX_MESSAGE * 4])
@@ -446,7 +446,7 @@ def clusters(rows: list[dict], *, budget_s: float = CLUSTER_BUDGET_S) -> list[di
 
 def nearest(cluster: dict, index) -> list[list]:
     """The curated entries closest to a cluster's example (even below the answer threshold)."""
-    from .core import explain_text
+    from explainer.match.explain import explain_text
 
     text = f"{cluster['exc_type'] or 'Error'}: {cluster['message']}"
     return [[c.id, c.score] for c in explain_text(text, index, top=2).candidates[:2]]

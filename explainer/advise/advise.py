@@ -1,11 +1,11 @@
 """Causes and fixes of one matched entry, ranked for this paste and filled with the user's code.
 
-For each cause, its evidence (:mod:`explainer.evidence`) is checked against the paste: findings
+For each cause, its evidence (:mod:`explainer.advise.evidence`) is checked against the paste: findings
 that point to it rank it up, a finding that rules it out ranks it last. Each fix addresses some
 causes; it ranks with the best of them (the entry's order among fixes of one cause: the safe fix an
 author put first stays first), and a fix whose causes are all ruled out is never first and never
 offered as a change of the line. A fix's code is
-its rewrite applied to the user's failing line (:mod:`explainer.rewrite`); where the rewrite does not
+its rewrite applied to the user's failing line (:mod:`explainer.advise.rewrite`); where the rewrite does not
 apply, or the fix is a change elsewhere, the code is the entry's example (filled with the values
 the message gives) and ``applies`` is None: advice, never a half-filled line.
 
@@ -14,9 +14,9 @@ Everything here is language-neutral: texts come in both languages and the surfac
 
 from __future__ import annotations
 
-from .evidence import Context, assess
-from .patterns import FILL_FIELD, fill, template_fields
-from .rewrite import RewriteError, apply, apply_at, code_values, is_valid, parse_ops, split_target
+from explainer.advise.evidence import Context, assess
+from explainer.advise.rewrite import RewriteError, apply, apply_at, code_values, is_valid, parse_ops, split_target
+from explainer.patterns import FILL_FIELD, fill, template_fields
 
 
 def values_for(parsed, captures: dict, live: dict | None = None) -> dict[str, str]:
@@ -106,7 +106,7 @@ def advise(doc: dict, parsed, captures: dict, *, live: dict | None = None, sourc
     """``{"causes": [...], "fixes": [...]}`` ranked best first, for the entry ``doc`` (the index's
     full entry) and this paste. Texts are ``{"en", "zh"}`` pairs. ``source``: reads the user's
     file (file -> list of lines, or None) for the rewrites that change another line than the
-    failing one (:func:`explainer.rewrite.find_target`); without it they are advice."""
+    failing one (:func:`explainer.advise.rewrite.find_target`); without it they are advice."""
     values = values_for(parsed, captures, live)
     ctx = Context(parsed, values)
     uf = parsed.user_frame

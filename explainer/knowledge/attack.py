@@ -536,7 +536,9 @@ def parser_rules() -> list[tuple[str, object, int, tuple]]:
     text reader and the reason translator apply to user text, at the length cap each one sees. The
     expressions applied to a whole paste (``MAX_CHARS``) are timed with the operation the code uses
     on them; the per-line and per-message ones with all of :data:`OPS`."""
-    from . import i18n, longtail, matcher, normalize, parser, patterns, textio
+    from explainer import i18n, normalize, patterns, textio
+    from explainer.match import longtail, matcher
+    from explainer.parse import parser
 
     def is_rx(v) -> bool:
         return isinstance(v, (re.Pattern, textio.Lazy))
@@ -550,8 +552,8 @@ def parser_rules() -> list[tuple[str, object, int, tuple]]:
         matcher: matcher.MAX_REGEX_INPUT,
         textio: parser.MAX_LINE,
         i18n: 2000,
-        longtail: longtail.MAX_MESSAGE
-        * 4,  # a message as the long tail reads it (its suffixes searched in 16 000 characters)
+        # a message as the long tail reads it (its suffixes searched in 16 000 characters)
+        longtail: longtail.MAX_MESSAGE * 4,
     }
     # applied to the whole paste (cut at MAX_CHARS), not to one line, with the operation used on them
     whole_text = {

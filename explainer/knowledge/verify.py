@@ -20,8 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .kb import Entry, Snippet
-from .patterns import compile_pattern
+from explainer.knowledge.kb import Entry, Snippet
+from explainer.patterns import compile_pattern
 
 START_TIMEOUT = 120.0
 
@@ -245,7 +245,7 @@ def run_checks(entry: Entry, s: Snippet, worker: Worker, index=None) -> list[Res
     A reproducer: it raises as declared and (with ``index``) its real traceback is explained as this
     entry; then each rewrite tested on it is applied to its ``# error`` line as the answer would
     apply it and must make it run to the end, and so must the first fix the answer shows for it."""
-    from .core import explain_check
+    from explainer.match.explain import explain_check
 
     first = run_snippet(entry, s, worker, explain_check(index) if index is not None else None)
     results = [first]
@@ -263,8 +263,8 @@ def run_checks(entry: Entry, s: Snippet, worker: Worker, index=None) -> list[Res
 
 
 def _rewrite_checks(entry: Entry, s: Snippet, worker: Worker, index, repro: Result) -> list[Result]:
-    from .core import explain_text
-    from .rewrite import apply_to_source
+    from explainer.advise.rewrite import apply_to_source
+    from explainer.match.explain import explain_text
 
     out: list[Result] = []
     lines = s.code.split("\n")

@@ -1,0 +1,1 @@
+"""The third stage: causes and fixes ranked by the paste's evidence, rewrites of the user's line."""

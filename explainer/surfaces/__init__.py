@@ -1,0 +1,1 @@
+"""What users run: the command line, the script and IPython hooks, the gap log."""
