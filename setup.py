@@ -29,8 +29,8 @@ class BuildWithIndex(build_py):
             shutil.copy2(md, kb / md.name)
         build_index(kb, data / "index.sqlite")
         # the long tail: each shipped data file compiled to the SQLite its lookups read, with PyTorch's notice
-        from explainer.knowledge.longtail_build import read
         from explainer.match.longtail import compile_index
+        from explainer.match.longtail import read_data as read
 
         for gz in sorted((HERE / "data").glob("longtail-*.jsonl.gz")):
             meta, records = read(gz)

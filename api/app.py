@@ -185,11 +185,13 @@ def _preferred(header: str) -> str:
 
 
 def _explain(body: ExplainRequest, index: Index, accept_language: str | None, recorder=None) -> dict:
+    from explainer.render import answer_json
+
     answer = explain_text(body.text, index, top=body.top)
     if recorder is not None:
-        recorder.submit(answer, body.text)  # a queue put: the store is written off this thread
+        recorder.submit(answer, body.text, index)  # a queue put: the store is written off this thread
     lang = resolve_lang(body.lang, answer.parsed.lang_hint, accept_language)
-    return answer.as_json(lang=lang, rendered=True) | {"lang": lang}
+    return answer_json(answer, index, lang=lang, rendered=True) | {"lang": lang}
 
 
 # --- routes -----------------------------------------------------------------------------------
@@ -318,7 +320,7 @@ def _version() -> str:
 
         return version("traceback-explainer")
     except Exception:  # noqa: BLE001 - a source checkout that was never installed
-        from explainer import __version__
+        from explainer._version import __version__
 
         return __version__
 

@@ -9,7 +9,9 @@ Importing this package is free: everything is loaded on first use.
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from explainer._version import __version__
+
+__all__ = ["__version__", "install", "uninstall", "load_ipython_extension", "unload_ipython_extension"]
 
 
 def install():
@@ -27,12 +29,12 @@ def uninstall() -> None:
 
 
 def load_ipython_extension(shell) -> None:
-    from explainer.surfaces.hook import load_ipython_extension as _load
+    from explainer.surfaces.magics import load_ipython_extension as _load
 
     _load(shell)
 
 
 def unload_ipython_extension(shell) -> None:
-    from explainer.surfaces.hook import unload_ipython_extension as _unload
+    from explainer.surfaces.magics import unload_ipython_extension as _unload
 
     _unload(shell)

@@ -42,7 +42,7 @@ def cache_dir() -> str:
 
 def user_index_path() -> str:
     """Where ``tbx build`` writes on an installed package: one index per version in the cache."""
-    from explainer import __version__
+    from explainer._version import __version__
 
     return os.path.join(cache_dir(), f"index-{__version__}.sqlite")
 

@@ -359,12 +359,68 @@ def markdown_to_html(md: str) -> str:
     return _MD.render(md)
 
 
-def render_match(answer, cand, *, lang: str, advice: dict | None = None) -> dict:
+# --- the answer joined with its entries: the one place that reads both -----------------------------
+
+
+def advice_for(answer, index, cand, *, source=None, live: dict | None = None) -> dict:
+    """Causes and fixes of ``cand``'s entry ranked for this paste (:func:`explainer.advise.advise.advise`).
+    ``source`` reads the user's file (file -> lines, or None) where the surface may (the CLI, the
+    hooks; never the HTTP API), for the rewrites that change another line than the failing one."""
+    from explainer.advise.advise import advise
+
+    return advise(
+        index.entry(cand.id) or {},
+        answer.parsed,
+        cand.captures,
+        live=live if live is not None else answer.live,
+        source=source,
+    )
+
+
+def answer_json(answer, index, *, lang: str = "en", rendered: bool = False, source=None) -> dict:
+    """The answer as ``tbx explain --json`` and the API write it (INTERFACES.md)."""
+    from explainer.advise.advise import as_json as advise_json
+
+    out_matches = []
+    for c in answer.matches:
+        e = index.entries[c.id]
+        title = (
+            e["title_zh"] if lang == "zh" else e["title_en"] if lang == "en" else f"{e['title_en']} / {e['title_zh']}"
+        )
+        reasons = list(c.reasons)
+        if lang == "zh":
+            from explainer.i18n import reason
+
+            reasons = [reason(r, lang) for r in reasons]
+        m = {"id": c.id, "score": c.score, "title": title, "reasons": reasons, "captures": dict(c.captures)}
+        advice = advice_for(answer, index, c, source=source)  # ranked once: the JSON and the rendering show the same
+        m.update(advise_json(advice, lang))
+        if rendered:
+            m["rendered"] = render_match(answer, index, c, lang=lang, advice=advice)
+        out_matches.append(m)
+    out = {
+        "parsed": answer.parsed.as_json(),
+        "matches": out_matches,
+        "abstained": not out_matches,
+        "ambiguous": answer.ambiguous,
+    }
+    if not out_matches and answer.candidates:
+        out["nearest"] = [{"id": c.id, "score": c.score} for c in answer.candidates[:2]]
+    out["raised_at"] = [dict(r) for r in answer.raised_at]
+    if rendered and answer.raised_at and not out_matches:
+        md = raised_at_markdown(answer, lang=lang)
+        out["raised_at_rendered"] = {"markdown": md, "html": markdown_to_html(md)}
+    if answer.partial:
+        out["partial"] = True
+    return out
+
+
+def render_match(answer, index, cand, *, lang: str, advice: dict | None = None, source=None) -> dict:
     """One match rendered: the whole answer (``markdown``, ``html``), and for the page, which shows
     the title, confidence and where itself, the ``short`` answer without them and the ``rest``
     (why, every cause and fix, how to check, docs) without what the short answer already said."""
-    doc = answer.index.entry(cand.id)
-    advice = advice or answer.advice(cand)
+    doc = index.entry(cand.id)
+    advice = advice or advice_for(answer, index, cand, source=source)
     values = fix_values(answer, cand)
     segs = entry_segments(
         doc, lang=lang, values=values, advice=advice, where=where_text(answer.parsed), score=cand.score
@@ -379,7 +435,7 @@ def render_match(answer, cand, *, lang: str, advice: dict | None = None) -> dict
     }
 
 
-def answer_markdown(answer, *, lang: str) -> str:
+def answer_markdown(answer, index, *, lang: str, source=None) -> str:
     """The whole answer: the best match in full, the others briefly, or what was parsed."""
     L = LABELS["zh" if lang == "zh" else "en"]
     p = answer.parsed
@@ -399,17 +455,16 @@ def answer_markdown(answer, *, lang: str) -> str:
     if answer.ambiguous:
         parts.append(f"> {L['ambiguous']}\n")
     first = matches[0]
-    parts.append(render_match(answer, first, lang=lang)["markdown"])
+    parts.append(render_match(answer, index, first, lang=lang, source=source)["markdown"])
     if answer.raised_at:
         parts.append(raised_at_markdown(answer, lang=lang))
     for c in matches[1:]:
         if answer.ambiguous and c is matches[1]:
-            doc = answer.index.entry(c.id)
-            parts.append(
-                entry_markdown(doc, lang=lang, values=fix_values(answer, c), score=c.score, advice=answer.advice(c))
-            )
+            doc = index.entry(c.id)
+            advice = advice_for(answer, index, c, source=source)
+            parts.append(entry_markdown(doc, lang=lang, values=fix_values(answer, c), score=c.score, advice=advice))
         else:
-            e = answer.index.entries[c.id]
+            e = index.entries[c.id]
             title = e["title_zh"] if lang == "zh" else e["title_en"]
             parts.append(f"*{L['other']}:* `{c.id}` — {title} ({c.score:.2f})")
     return "\n".join(parts)
@@ -446,15 +501,16 @@ def short_segments(
     return segs
 
 
-def short_markdown(answer, *, lang: str, more: str | None = None) -> str:
+def short_markdown(answer, index, *, lang: str, more: str | None = None, source=None) -> str:
     """A few lines under a traceback: the short answer of the best match, then a pointer to all of it
     (``more``: how the surface shows everything; default the CLI's commands)."""
     matches = answer.matches
     if not matches:
-        return answer_markdown(answer, lang=lang)
+        return answer_markdown(answer, index, lang=lang, source=source)
     c = matches[0]
-    doc = answer.index.entry(c.id)
-    segs = short_segments(answer, c, doc=doc, values=fix_values(answer, c), advice=answer.advice(c), lang=lang)
+    doc = index.entry(c.id)
+    advice = advice_for(answer, index, c, source=source)
+    segs = short_segments(answer, c, doc=doc, values=fix_values(answer, c), advice=advice, lang=lang)
     parts = [segments_markdown(segs).rstrip("\n") + "\n"]
     if answer.ambiguous and len(matches) > 1:
         parts.append(f"> {LABELS['zh' if lang == 'zh' else 'en']['ambiguous']} ({code_span(matches[1].id)})\n")
@@ -466,10 +522,11 @@ def short_markdown(answer, *, lang: str, more: str | None = None) -> str:
     return "\n".join(parts)
 
 
-def render_terminal(answer, *, lang: str, full: bool = False) -> None:
+def render_terminal(answer, index, *, lang: str, full: bool = False, source=None) -> None:
     """The answer on stdout: short unless ``full``; styled in a terminal, plain Markdown (no colour,
     no padding) when piped or under ``NO_COLOR``."""
-    print_markdown(answer_markdown(answer, lang=lang) if full else short_markdown(answer, lang=lang))
+    md = (answer_markdown if full else short_markdown)(answer, index, lang=lang, source=source)
+    print_markdown(md)
 
 
 def print_entry(doc: dict, *, lang: str) -> None:

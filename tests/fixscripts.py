@@ -171,7 +171,7 @@ def run_case(path, index, *, timeout: int = TIMEOUT) -> dict:
             return res
         from explainer.source import local_lines
 
-        answer = explain_text(err, index, top=3, source=local_lines)  # as `tbx explain` on the user's machine
+        answer = explain_text(err, index, top=3)
         if not answer.matches:
             near = ", ".join(f"{c.id} {c.score:.2f}" for c in answer.candidates) or "nothing"
             res["reason"] = f"no entry answered (nearest: {near}); error: {_last_error(err)}"
@@ -179,7 +179,9 @@ def run_case(path, index, *, timeout: int = TIMEOUT) -> dict:
         top = answer.matches[0]
         res["top"] = top.id
         res["id_ok"] = top.id == res["expected"]
-        advice = answer.advice(top)
+        from explainer.render import advice_for
+
+        advice = advice_for(answer, index, top, source=local_lines)  # as `tbx explain` on the user's machine
         fixes = advice["fixes"]
         for f in fixes:
             code = f["code"]

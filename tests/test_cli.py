@@ -329,7 +329,7 @@ def test_the_default_answer_fits_a_screen(index):
         answer = explain_text(r["text"], index)
         if answer.matches:
             for lang in ("en", "zh"):
-                counts[(r["id"], lang)] = len(short_markdown(answer, lang=lang).rstrip("\n").split("\n"))
+                counts[(r["id"], lang)] = len(short_markdown(answer, index, lang=lang).rstrip("\n").split("\n"))
     assert len(counts) >= 100
     assert statistics.median(counts.values()) <= 22, statistics.median(counts.values())
     assert max(counts.values()) <= 30, sorted(counts.items(), key=lambda kv: -kv[1])[:5]

@@ -14,7 +14,10 @@ from explainer.advise.evidence import Context, EvidenceError, assess, check_expr
 from explainer.advise.rewrite import RewriteError, apply, apply_to_source, is_valid, parse_ops
 from explainer.knowledge.kb import read_entry
 from explainer.model import Frame, Parsed
-from explainer.render import markdown_to_html
+from explainer.render import (
+    answer_json,  # noqa: F401
+    markdown_to_html,
+)
 
 from .conftest import KB
 
@@ -424,7 +427,7 @@ def test_json_answer_carries_ranked_causes_and_fixes(index):
         RuntimeError: grad can be implicitly created only for scalar outputs
         """)
     for lang in ("en", "zh"):
-        m = explain_text(paste, index).as_json(lang=lang)["matches"][0]
+        m = answer_json(explain_text(paste, index), index, lang=lang)["matches"][0]
         assert m["id"] == "backward-non-scalar-output"
         first = m["fixes"][0]
         assert set(first) == {"id", "title", "causes", "code", "applies", "verified"}

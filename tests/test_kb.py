@@ -12,6 +12,7 @@ from explainer.knowledge.kb import read_all, read_entry
 from explainer.knowledge.lint import lint, lint_entry
 from explainer.knowledge.verify import Worker, executable, run_checks, run_snippet, snippet_label
 from explainer.match.explain import explain_text
+from explainer.render import answer_json  # noqa: F401
 
 from .conftest import KB, ROOT
 from .formats import FORMATS
@@ -196,7 +197,7 @@ def test_snippet(entry, snippet, worker, index):
     assert not failed, f"{entry.id}:\n" + "\n".join(failed)
     if snippet.role == "repro" and "raises" in snippet.options:
         answer = explain_text(result.paste, index, top=3)
-        _assert_filled(entry, answer)
+        _assert_filled(entry, answer, index)
         # the robustness matrix: the same real traceback, pasted in every format the parser reads
         failures = []
         for name, transform in FORMATS.items():
@@ -223,7 +224,7 @@ def test_snippet(entry, snippet, worker, index):
         assert not failures, f"{entry.id}: not explained first in these formats:\n" + "\n".join(failures)
 
 
-def _assert_filled(entry, answer) -> None:
+def _assert_filled(entry, answer, index) -> None:
     """No placeholder left in what the user is shown, in either language, and every code parses."""
     import re
 
@@ -232,13 +233,17 @@ def _assert_filled(entry, answer) -> None:
 
     leftover = re.compile(r"(?<!\{)\{[A-Za-z_][A-Za-z0-9_]*(\|[^{}\n]*)?\}(?!\})")
     for lang in ("en", "zh"):
-        data = answer.as_json(lang=lang, rendered=True)
+        data = answer_json(answer, index, lang=lang, rendered=True)
         m = data["matches"][0]
         for fix in m["fixes"]:
             assert fix["code"] is None or not leftover.search(fix["code"]), (entry.id, fix)
             if fix["code"] is not None:
                 assert is_valid(fix["code"]), (entry.id, fix)
-        for text in (m["rendered"]["markdown"], answer_markdown(answer, lang=lang), short_markdown(answer, lang=lang)):
+        for text in (
+            m["rendered"]["markdown"],
+            answer_markdown(answer, index, lang=lang),
+            short_markdown(answer, index, lang=lang),
+        ):
             # code blocks and code spans hold the user's own code and values (an f-string's {name})
             prose = re.sub(r"`[^`\n]*`", "", re.sub(r"```.*?```", "", text, flags=re.S))
             assert not leftover.search(prose), (entry.id, lang, leftover.search(prose).group(0))

@@ -13,6 +13,7 @@ import pytest
 
 from explainer.knowledge.index import IndexError_, build_index, open_index
 from explainer.knowledge.lint import lint
+from explainer.render import answer_json  # noqa: F401
 
 from .conftest import KB, ROOT
 
@@ -176,8 +177,9 @@ def test_a_damaged_index_row_is_one_warning(tmp_path, capsys):
     from explainer.knowledge.index import Index
     from explainer.match.explain import explain_text
 
-    answer = explain_text(PASTE, Index(out))
-    data = answer.as_json(lang="en", rendered=True)
+    index = Index(out)
+    answer = explain_text(PASTE, index)
+    data = answer_json(answer, index, lang="en", rendered=True)
     assert data["matches"][0]["id"] == "backward-non-scalar-output"
     assert "damaged" in capsys.readouterr().err
     con = sqlite3.connect(out)

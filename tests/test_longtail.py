@@ -435,7 +435,7 @@ def test_a_graph_break_shows_the_registry_explanation(shipped, index):
     assert got[0]["graph_break"]["id"] == "GB0109" and got[0]["url"].endswith("gb0109.html")
     answer = explain_text(paste, index)
     if not answer.matches:  # the curated dynamo entry may answer it; else the long tail does, with the registry's words
-        md = answer_markdown(answer, lang="zh")
+        md = answer_markdown(answer, index, lang="zh")
         assert "graph break" in md and "知识库里还没有整理这条报错" in md
 
 
@@ -451,7 +451,7 @@ def test_an_internal_assert_is_presented_as_a_pytorch_bug(shipped, index):
     assert not answer.matches
     top = answer.raised_at[0]
     assert (top["file"], top["line"], top["condition"]) == (r["f"], r["l"], r["c"])
-    md = answer_markdown(answer, lang="en")
+    md = answer_markdown(answer, index, lang="en")
     assert "most likely a bug in PyTorch" in md and f"{r['f']}:{r['l']}" in md
 
 

@@ -9,6 +9,10 @@ import pytest
 
 from explainer.match.explain import explain_text
 from explainer.parse.parser import parse_text
+from explainer.render import (
+    advice_for,  # noqa: F401
+    answer_json,  # noqa: F401
+)
 
 from .conftest import SHARED, needs_shared
 
@@ -146,7 +150,7 @@ def test_torchrun_summary_ranks_below_the_rank_error(index):
 def test_abstains_on_errors_it_does_not_know(index, text):
     answer = explain_text(text, index)
     assert answer.matches == (), [(c.id, c.score) for c in answer.matches]
-    assert answer.as_json()["parsed"] is not None  # an abstaining answer still shows what was parsed
+    assert answer_json(answer, index)["parsed"] is not None  # an abstaining answer still shows what was parsed
 
 
 def test_the_generic_dtype_line_expecting_long_is_the_loss_target(index):
@@ -176,7 +180,7 @@ def test_captures_fill_the_fix_with_the_users_names(index):
     c = answer.matches[0]
     assert c.id == "backward-non-scalar-output" and any("telling frame" in r for r in c.reasons)
     assert fix_values(answer, c)["receiver"] == "total_loss"
-    md = answer.as_json(lang="en", rendered=True)["matches"][0]["rendered"]["markdown"]
+    md = answer_json(answer, index, lang="en", rendered=True)["matches"][0]["rendered"]["markdown"]
     assert "total_loss.mean().backward()" in md and "train.py:317" in md
 
 
@@ -256,7 +260,7 @@ def test_pastes_cut_at_the_bottom(index):
         '  File "/home/u/train.py", line 12, in <module>\n    loss.backward()\n'
         '  File "/usr/lib/python3/site-packages/torch/autograd/__init__.py", line 203, in _make_grads'
     )
-    data = explain_text(cut, index).as_json()
+    data = answer_json(explain_text(cut, index), index)
     assert data["matches"] == [] and data["parsed"]["user_frame"]["code"] == "loss.backward()"
     assert any(n["id"].startswith("backward-") for n in data["nearest"])  # the telling frame _make_grads
 
@@ -376,7 +380,7 @@ def test_entries_that_share_an_opening_are_a_tie_not_two_confident_answers(index
     assert set(ids[:2]) == {"state-dict-missing-unexpected-keys", "state-dict-size-mismatch"}
     assert answer.ambiguous and all(m.score < 0.6 for m in answer.matches[:2])
     assert any("ties with" in r for r in answer.matches[0].reasons)
-    zh = answer.as_json(lang="zh")["matches"][0]["reasons"]
+    zh = answer_json(answer, index, lang="zh")["matches"][0]["reasons"]
     assert any("并列" in r for r in zh)
     # the rest of the message tells them apart again
     full = explain_text(
@@ -468,7 +472,7 @@ def test_prose_fixes_follow_the_cause_the_message_points_to(index, message, caus
     for every cause waits behind one written for the cause the paste points to."""
     answer = explain_text(message, index)
     assert answer.matches[0].id == "cuda-driver-too-old"
-    advice = answer.advice(answer.matches[0])
+    advice = advice_for(answer, index, answer.matches[0])
     assert advice["causes"][0]["id"] == cause
     assert advice["fixes"][0]["id"] == fix
 
@@ -519,7 +523,7 @@ def test_each_weights_only_reason_gets_its_own_answer(index, message, entry, cau
     answer = explain_text(text, index)
     assert [m.id for m in answer.matches][:1] == [entry] and not answer.ambiguous
     if cause:
-        advice = answer.advice(answer.matches[0])
+        advice = advice_for(answer, index, answer.matches[0])
         assert (advice["causes"][0]["id"], advice["fixes"][0]["id"]) == (cause, fix)
 
 
@@ -558,7 +562,7 @@ def test_reasons_are_codes_rendered_in_each_language(index):
     assert all(set(t) == {"en", "zh"} for t in TEXTS.values())
     answer = explain_text("RuntimeError: grad can be implicitly created only for scalar outputs", index)
     assert all(isinstance(x, Reason) for c in answer.candidates for x in c.reasons)
-    zh = answer.as_json(lang="zh")["matches"][0]["reasons"]
+    zh = answer_json(answer, index, lang="zh")["matches"][0]["reasons"]
     assert zh and all(not any(w in x for w in ("template", "match", "type ")) for x in zh), zh
 
 

@@ -15,7 +15,8 @@ Everything here is language-neutral: texts come in both languages and the surfac
 from __future__ import annotations
 
 from explainer.advise.evidence import Context, assess
-from explainer.advise.rewrite import RewriteError, apply, apply_at, code_values, is_valid, parse_ops, split_target
+from explainer.advise.rewrite import RewriteError, apply, apply_at, is_valid, parse_ops, split_target
+from explainer.codeline import code_values
 from explainer.patterns import FILL_FIELD, fill, template_fields
 
 

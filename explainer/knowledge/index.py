@@ -14,6 +14,7 @@ import os
 import sqlite3
 import sys
 
+from explainer.errors import IndexError_  # the surfaces import it from here too
 from explainer.normalize import cjk_bigrams
 
 TYPE_CHECKING = False  # the annotations are strings: typing is not imported at run time
@@ -26,10 +27,6 @@ SCHEMA_VERSION = (
     # 12: it holds the matcher's word table, built once
 )
 _JSON_COLUMNS = ("exception_types", "frames", "signals", "excludes")
-
-
-class IndexError_(Exception):
-    """The index is missing, unreadable or stale and cannot be rebuilt here."""
 
 
 def fingerprint(kb_dir) -> str:
@@ -128,7 +125,7 @@ def build_index(kb_dir, out) -> dict:
     from pathlib import Path
 
     from explainer.knowledge.kb import read_all
-    from explainer.knowledge.lint import schema_problems
+    from explainer.knowledge.schema import schema_problems
 
     if not may_write(out):
         raise IndexError_(

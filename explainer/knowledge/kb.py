@@ -99,7 +99,8 @@ class Entry:
         showing one of the fix's causes whose ``# error`` line the rewrite applies to (or, with
         ``target``, the line above it that it names). Values the message would give are stood in
         for by ``1`` here; ``tbx verify`` applies the real ones."""
-        from explainer.advise.rewrite import RewriteError, apply_at, code_values, parse_ops
+        from explainer.advise.rewrite import RewriteError, apply_at, parse_ops
+        from explainer.codeline import code_values
 
         if not fix.get("rewrites"):
             return []

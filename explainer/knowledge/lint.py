@@ -14,6 +14,14 @@ import re
 from explainer.advise.evidence import validate as validate_evidence
 from explainer.advise.rewrite import RewriteError, parse_ops
 from explainer.knowledge.kb import LANGS, SECTIONS, Entry, read_all
+from explainer.knowledge.schema import (  # noqa: F401 - Problem, NESTED_REPEAT and evidence_regexes are lint's API too
+    NESTED_REPEAT,
+    SCHEMA,
+    Problem,
+    evidence_regexes,
+    schema_problems,
+    type_problems,
+)
 from explainer.patterns import PatternError, compile_pattern, fill, placeholders, template_fields
 
 CATEGORIES = {
@@ -42,23 +50,6 @@ SNIPPET_OPTIONS = {"raises", "warns", "logs", "requires", "isolated", "timeout",
 MIN_EXERCISED = 2  # reproducers each rewrite is applied to and run on by ``tbx verify``
 _ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _HAN = re.compile(r"[\u4e00-\u9fff]")
-
-
-class Problem(str):
-    """One problem: the message (the string itself), its code, and the line it is about (0: unknown
-    until :func:`locate` reads the file)."""
-
-    code: str
-    line: int
-
-    def __new__(cls, code: str, message: str, line: int = 0) -> Problem:
-        self = super().__new__(cls, message)
-        self.code, self.line = code, line
-        return self
-
-    def at(self, message: str) -> Problem:
-        """The same code and line with another message."""
-        return Problem(self.code, message, self.line)
 
 
 # where each group's rules are written down, named after the problem as the hint to read
@@ -116,86 +107,6 @@ def locate(entry: Entry, problems: list[str]) -> list[Problem]:
     return out
 
 
-SCHEMA: dict[str, tuple[type, bool]] = {  # key -> (type, required)
-    "id": (str, True),
-    "title": (dict, True),
-    "category": (str, True),
-    "kind": (str, True),
-    "exception_types": (list, True),
-    "patterns": (list, True),
-    "frames": (list, True),
-    "signals": (list, False),
-    "excludes": (list, True),
-    "related": (list, True),
-    "wraps": (bool, False),
-    "torch_verified": (list, True),
-    "docs": (list, True),
-    "retired": (str, False),
-}
-
-
-def _type_problems(meta: dict) -> list[Problem]:
-    """Missing required keys and values of the wrong type in the front matter."""
-    out = []
-    for key, (typ, required) in SCHEMA.items():
-        if key not in meta:
-            if required:
-                out.append(Problem("KB101", f"front matter: missing key {key!r}"))
-            continue
-        if not isinstance(meta[key], typ):
-            out.append(Problem("KB102", f"front matter: {key!r} must be a {typ.__name__}"))
-            continue
-        if typ is list and not all(isinstance(v, str) for v in meta[key]):
-            out.append(Problem("KB103", f"front matter: every item of {key!r} must be a string"))
-    return out
-
-
-def schema_problems(entry: Entry) -> list[str]:
-    """The problems that make an entry unusable for the index (wrong types, patterns or signals that
-    do not compile); ``tbx build`` skips such an entry with a warning, ``tbx lint`` reports them with
-    the rest."""
-    out: list[str] = [Problem("KB100", p) for p in entry.problems]
-    meta = entry.meta
-    if not meta:
-        return out or ["front matter: empty"]
-    out += _type_problems(meta)
-    title = meta.get("title")
-    if isinstance(title, dict) and not all(isinstance(title.get(lang), str) for lang in LANGS):
-        out.append(Problem("KB104", "front matter: title needs the strings 'en' and 'zh'"))
-    if out:
-        return out
-    for p in meta["patterns"]:
-        try:
-            compile_pattern(p)
-        except (PatternError, re.error) as exc:
-            out.append(Problem("KB201", f"pattern {p[:60]!r}: {exc}"))
-    from explainer.knowledge.attack import nested_repeat
-
-    for sig in meta.get("signals", []):
-        try:
-            re.compile(sig)
-        except re.error as exc:
-            out.append(Problem("KB202", f"signals: {sig!r} is not a valid regular expression: {exc}"))
-            continue
-        if nested_repeat(sig):
-            out.append(Problem("KB208", f"signals: {sig!r}: {NESTED_REPEAT}"))
-    for _eid, label, src in evidence_regexes([entry]):
-        try:
-            bad = nested_repeat(src)
-        except re.error:
-            continue  # reported by the ordinary checks
-        if bad:
-            out.append(Problem("KB208", f"{label}: {src[:60]!r}: {NESTED_REPEAT}"))
-    return out
-
-
-NESTED_REPEAT = (
-    "a repeat holds a repeat that can split the same characters more than one way, which can take "
-    "exponential time on a near miss: make the inner repeat possessive (\\S++, \\s*+) or put a character "
-    "between them that the inner one cannot match"
-)
-
-
 def lint_entry(entry: Entry, known_ids: set[str], planned: set[str] | None = None) -> list[Problem]:
     """Every problem of one entry. ``known_ids`` are the entries that exist; ``planned`` the ids of
     ``kb/planned.txt`` that a reference may name before their entry exists (None: not checked)."""
@@ -210,7 +121,7 @@ def _lint_entry(entry: Entry, known_ids: set[str], planned: set[str] | None) -> 
     for key in meta:
         if key not in SCHEMA:
             out.append(Problem("KB105", f"front matter: unknown key {key!r} (allowed: {', '.join(SCHEMA)})"))
-    out += _type_problems(meta)
+    out += type_problems(meta)
     if meta.get("id") != entry.id:
         out.append(Problem("KB106", f"front matter: id {meta.get('id')!r} must equal the file stem {entry.id!r}"))
     if not _ID.match(entry.id):
@@ -610,21 +521,6 @@ def lint(kb_dir) -> dict[str, list[Problem]]:
 
 ATTACK_BOUND_S = 0.010  # worst time of one expression on one adversarial input at its cap
 ATTACK_INPUTS = 40
-
-
-def evidence_regexes(entries) -> list[tuple[str, str, str]]:
-    """(entry id, label, expression) of every regular expression in the causes' evidence."""
-    out = []
-    for e in entries:
-        for c in e.causes:
-            for kind in ("if", "unless"):
-                for n, item in enumerate(
-                    (c.get("evidence") or {}).get(kind, ()) if isinstance(c.get("evidence"), dict) else ()
-                ):
-                    for test in ("code", "lines", "message", "chain", "frame"):
-                        if isinstance(item, dict) and isinstance(item.get(test), str):
-                            out.append((e.id, f"evidence {c['slug']} [[{kind}]] #{n + 1} {test}", item[test]))
-    return out
 
 
 def attack(kb_dir, inputs: int = ATTACK_INPUTS) -> dict[str, list[Problem]]:

@@ -33,7 +33,7 @@ import os
 import re
 from pathlib import Path
 
-from explainer.match.longtail import HOLE, from_text, literal_len, repo_path, to_text
+from explainer.match.longtail import HOLE, from_text, literal_len, read_data, repo_path, to_text
 
 EXTRACTOR_VERSION = "1"
 MAX_ARGS_CHARS = 6000
@@ -951,7 +951,4 @@ def write(meta: dict, records: list[dict], out: Path) -> None:
     os.replace(tmp, out)
 
 
-def read(path: Path) -> tuple[dict, list[dict]]:
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        meta = json.loads(f.readline())["meta"]
-        return meta, [json.loads(line) for line in f]
+read = read_data  # the data file's reader lives with its compiler (explainer.match.longtail)

@@ -265,10 +265,11 @@ def run_checks(entry: Entry, s: Snippet, worker: Worker, index=None) -> list[Res
 def _rewrite_checks(entry: Entry, s: Snippet, worker: Worker, index, repro: Result) -> list[Result]:
     from explainer.advise.rewrite import apply_to_source
     from explainer.match.explain import explain_text
+    from explainer.render import advice_for
 
     out: list[Result] = []
     lines = s.code.split("\n")
-    answer = explain_text(repro.paste, index, top=3, source=lambda _file: lines)  # the snippet is the user's file
+    answer = explain_text(repro.paste, index, top=3)
     uf = answer.parsed.user_frame
     if uf is None or uf.line != s.error_line:
         got = f"line {uf.line}" if uf and uf.line else "no line of the snippet"
@@ -281,7 +282,7 @@ def _rewrite_checks(entry: Entry, s: Snippet, worker: Worker, index, repro: Resu
                 f"'# error' is on line {s.error_line}, but its traceback fails at {got}",
             )
         ]
-    advice = answer.advice(answer.matches[0])
+    advice = advice_for(answer, index, answer.matches[0], source=lambda _file: lines)  # the snippet is the user's file
     by_id = {f["id"]: f for f in advice["fixes"]}
     tested = {f["slug"] for f in entry.fixes if any(x is s for x, *_ in entry.exercising(f))}
     first = next((f for f in advice["fixes"] if f["applies"]), None)

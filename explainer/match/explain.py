@@ -7,19 +7,16 @@ from explainer.match.matcher import AMBIGUOUS_GAP, THRESHOLD
 from explainer.model import Candidate, Parsed, Record
 from explainer.parse.parser import lang_hint, parse_text
 
-TYPE_CHECKING = False  # the annotations are strings: typing is not imported at run time
-if TYPE_CHECKING:
-    from typing import Any
-
 
 class Answer(Record):
+    """What the matcher found for one paste: plain data, no index and no connection. The renderer
+    (:mod:`explainer.render`) joins it with the entries it names, for JSON, Markdown and the terminal."""
+
     parsed: Parsed
     candidates: tuple[Candidate, ...]  # best first, including those below the threshold
-    index: Any  # the explainer.knowledge.index.Index; Any, as this field shadows tuple.index (a method)
     live: dict | None = None  # in the hooks: values of the failing line's frame (explainer.parse.live.live_facts)
     partial: bool = False  # the time budget ran out: the answer is what was found before it did
     raised_at: tuple = ()  # the long tail: where in PyTorch's sources the message was raised (explainer.match.longtail)
-    source: object = None  # reads the user's file (file -> lines, or None) where the surface may: the CLI, the hooks
 
     @property
     def matches(self) -> tuple[Candidate, ...]:
@@ -32,107 +29,39 @@ class Answer(Record):
         m = self.matches
         return len(m) > 1 and m[0].score - m[1].score < AMBIGUOUS_GAP and not self.parsed.frames
 
-    def advice(self, cand: Candidate, live: dict | None = None) -> dict:
-        """Causes and fixes of ``cand`` ranked for this paste (:func:`explainer.advise.advise`)."""
-        from explainer.advise.advise import advise
-
-        return advise(
-            self.index.entry(cand.id) or {},
-            self.parsed,
-            cand.captures,
-            live=live if live is not None else self.live,
-            source=self.source,
-        )
-
-    def as_json(self, *, lang: str = "en", rendered: bool = False) -> dict:
-        from explainer.advise.advise import as_json as advise_json
-
-        out_matches = []
-        for c in self.matches:
-            e = self.index.entries[c.id]
-            title = (
-                e["title_zh"]
-                if lang == "zh"
-                else e["title_en"]
-                if lang == "en"
-                else f"{e['title_en']} / {e['title_zh']}"
-            )
-            reasons = list(c.reasons)
-            if lang == "zh":
-                from explainer.i18n import reason
-
-                reasons = [reason(r, lang) for r in reasons]
-            m = {"id": c.id, "score": c.score, "title": title, "reasons": reasons, "captures": dict(c.captures)}
-            advice = self.advice(c)  # ranked once: the JSON and the rendering show the same
-            m.update(advise_json(advice, lang))
-            if rendered:
-                from explainer.render import render_match
-
-                m["rendered"] = render_match(self, c, lang=lang, advice=advice)
-            out_matches.append(m)
-        out = {
-            "parsed": self.parsed.as_json(),
-            "matches": out_matches,
-            "abstained": not out_matches,
-            "ambiguous": self.ambiguous,
-        }
-        if not out_matches and self.candidates:
-            out["nearest"] = [{"id": c.id, "score": c.score} for c in self.candidates[:2]]
-        out["raised_at"] = [dict(r) for r in self.raised_at]
-        if rendered and self.raised_at and not out_matches:
-            from explainer.render import markdown_to_html, raised_at_markdown
-
-            md = raised_at_markdown(self, lang=lang)
-            out["raised_at_rendered"] = {"markdown": md, "html": markdown_to_html(md)}
-        if self.partial:
-            out["partial"] = True
-        return out
-
 
 def explain(
     parsed: Parsed,
-    index,
+    matcher,
     *,
     top: int = 3,
     live: dict | None = None,
     budget: float | Budget | None = DEFAULT_BUDGET_S,
-    source=None,
 ) -> Answer:
-    """Rank the entries for a parsed paste within ``budget`` (seconds, a running :class:`Budget`,
-    or None for no deadline); an answer cut by the deadline has ``partial`` set. ``live``: the
-    failing frame's values, in the hooks. ``source``: reads the user's file (file -> lines, or
-    None), for fixes that change another line than the failing one; only surfaces running on the
-    user's own machine pass it (:func:`explainer.source.local_lines`), never the HTTP API."""
+    """Rank the entries for a parsed paste with ``matcher`` (:class:`explainer.match.matcher.Matcher`)
+    within ``budget`` (seconds, a running :class:`Budget`, or None for no deadline); an answer cut by
+    the deadline has ``partial`` set. ``live``: the failing frame's values, in the hooks."""
     b = budget if isinstance(budget, Budget) else Budget(budget)
     try:
-        matcher = b.setup(lambda: index.matcher)
         candidates = matcher.match(parsed, top=max(top, 2), budget=b)[: max(top, 1)]
     except Exception:
-        _raise_if_damaged(index)
+        _raise_if_damaged(getattr(matcher, "index", None))
         raise
     cut = b.cut
     if any(c.score >= THRESHOLD for c in candidates):
         # a curated answer: where torch raised it is one more line, looked up when a surface shows it
-        return Answer(
-            parsed,
-            tuple(candidates),
-            index,
-            live,
-            cut,
-            _Later(lambda: raised_at(parsed, None)),
-            source,
-        )
-    return Answer(parsed, tuple(candidates), index, live, cut, raised_at(parsed, b), source)  # never compiles
+        return Answer(parsed, tuple(candidates), live, cut, _Later(lambda: raised_at(parsed, None)))
+    return Answer(parsed, tuple(candidates), live, cut, raised_at(parsed, b))  # never compiles
 
 
 def _raise_if_damaged(index) -> None:
     """After a failure while matching: when the index's rows are damaged (edited by hand, a disk
     error), one :class:`~explainer.knowledge.index.IndexError_` that says so and how to mend it, instead of the
     traceback of whatever read the bad row; when they are not, nothing (the failure is ours)."""
-    damage = getattr(index, "damage", None)
+    damage = getattr(index, "damage", None) if index is not None else None
     problems = damage() if damage is not None else []
     if problems:
-        from explainer.knowledge.index import IndexError_
+        from explainer.errors import IndexError_
 
         more = f" and {len(problems) - 1} more" if len(problems) > 1 else ""
         raise IndexError_(
@@ -188,13 +117,18 @@ def raised_at(parsed: Parsed, budget: Budget | None = None, *, compile_ok: bool 
         return ()
 
 
-def explain_text(
-    text: str, index, *, top: int = 3, budget: float | Budget | None = DEFAULT_BUDGET_S, source=None
-) -> Answer:
-    """Parse and explain ``text``; parsing and matching share one ``budget`` (default 200 ms).
-    ``source``: see :func:`explain`."""
+def explain_text(text: str, index, *, top: int = 3, budget: float | Budget | None = DEFAULT_BUDGET_S) -> Answer:
+    """Parse and explain ``text`` with the matcher of ``index`` (an index, or a matcher itself);
+    parsing and matching share one ``budget`` (default 200 ms). Building the matcher (the first
+    explanation of a process) is no part of the budget."""
     b = budget if isinstance(budget, Budget) else Budget(budget)
-    return explain(parse_text(text, b), index, top=top, budget=b, source=source)
+    matcher = b.setup(lambda: matcher_of(index))
+    return explain(parse_text(text, b), matcher, top=top, budget=b)
+
+
+def matcher_of(index):
+    """The matcher of an index (built on first use), or ``index`` when it is a matcher already."""
+    return index if hasattr(index, "match") else index.matcher
 
 
 def detect_lang(text: str) -> str:

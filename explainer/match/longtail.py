@@ -507,6 +507,15 @@ def _anchor_words(pieces: list) -> list[str]:
     return sorted(out)
 
 
+def read_data(path) -> tuple[dict, list[dict]]:
+    """The data file's metadata and records (gzipped JSON lines, the metadata first)."""
+    import gzip
+
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        meta = json.loads(f.readline())["meta"]
+        return meta, [json.loads(line) for line in f]
+
+
 def compile_index(records: list[dict], meta: dict, out: str) -> None:
     """The SQLite file the lookups read, from the data file's records (atomically replaced)."""
     tmp = f"{out}.tmp{os.getpid()}"
@@ -634,9 +643,7 @@ def open_longtail(path: str | None = None, *, compile_ok: bool = True) -> LongTa
             else:
                 from pathlib import Path
 
-                from explainer.knowledge.longtail_build import read
-
-                meta, records = read(Path(path))
+                meta, records = read_data(Path(path))
                 db_path = os.path.join(os.path.dirname(path), name)
                 try:
                     compile_index(records, meta, db_path)

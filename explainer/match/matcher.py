@@ -320,6 +320,7 @@ class _Patterns:
 
 class Matcher:
     def __init__(self, index) -> None:
+        self.index = index  # its rows: read when a pattern is first a candidate, checked after a failure
         self.entries = {k: v for k, v in index.entries.items() if not v.get("retired")}
         owners = getattr(index, "pattern_entries", None)
         if owners is None:  # an index that holds its rows in memory (tests, benchmarks): the table from them

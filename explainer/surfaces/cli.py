@@ -114,19 +114,21 @@ def _explain(args) -> int:
     from explainer.source import local_lines
 
     budget = Budget(max(MIN_EXPLAIN_S, COMMAND_BUDGET_S - (time.monotonic() - _STARTED)))
-    # the user's own machine: their files
-    result = explain_text(text, index, top=args.top, budget=budget, source=local_lines)
+    result = explain_text(text, index, top=args.top, budget=budget)
     if os.environ.get("TBX_GAPS"):
         from explainer.surfaces.gaps import enabled, record
 
         if enabled():
-            record(result, text)
+            record(result, text, index=index)
+    # the user's own machine: the fixes may read their files
     if args.json:
-        _print_json(result.as_json(lang=lang))
+        from explainer.render import answer_json
+
+        _print_json(answer_json(result, index, lang=lang, source=local_lines))
         return EXIT_OK
     from explainer.render import render_terminal
 
-    render_terminal(result, lang=lang, full=args.full)
+    render_terminal(result, index, lang=lang, full=args.full, source=local_lines)
     return EXIT_OK
 
 
@@ -315,7 +317,7 @@ def cmd_run(args) -> int:
 def build_parser():
     import argparse
 
-    from explainer import __version__
+    from explainer._version import __version__
 
     p = argparse.ArgumentParser(prog="tbx", description="Explain PyTorch tracebacks in English and Chinese.")
     p.add_argument("--version", action="version", version=f"tbx {__version__}")
@@ -652,8 +654,8 @@ def _run(args) -> int:
         print(f"tbx: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except Exception as exc:
-        index = sys.modules.get("explainer.knowledge.index")  # loaded by every command that reads the index
-        if index is None or not isinstance(exc, index.IndexError_):
+        errors = sys.modules.get("explainer.errors")  # loaded by every command that reads the index
+        if errors is None or not isinstance(exc, errors.IndexError_):
             raise
         print(f"tbx: {exc}", file=sys.stderr)
         return EXIT_USAGE

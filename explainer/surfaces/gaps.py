@@ -185,13 +185,12 @@ def gap_reason(answer) -> str | None:
     return None
 
 
-def signature(answer, text: str = "") -> dict | None:
+def signature(answer, text: str = "", index=None) -> dict | None:
     """The redacted record of one gap, or None when the answer is not a gap."""
     reason = gap_reason(answer)
     if reason is None:
         return None
     p = answer.parsed
-    index = getattr(answer, "index", None)
     m = _TORCH_VERSION.search(text[-200_000:]) if text else None
     answered = [[c.id, round(c.score, 3)] for c in (answer.matches or answer.candidates)[:3]]
     sig = {
@@ -309,11 +308,11 @@ class Store:
 _warned = False
 
 
-def record(answer, text: str = "", store: Store | None = None) -> bool:
+def record(answer, text: str = "", store: Store | None = None, index=None) -> bool:
     """Record ``answer`` when it is a gap; True when a row was written. Never raises."""
     global _warned
     try:
-        sig = signature(answer, text)
+        sig = signature(answer, text, index)
         if sig is None:
             return False
         (store or Store()).add(sig)
@@ -338,9 +337,9 @@ class Recorder:
         self._thread = threading.Thread(target=self._run, name="tbx-gaps", daemon=True)
         self._thread.start()
 
-    def submit(self, answer, text: str = "") -> None:
+    def submit(self, answer, text: str = "", index=None) -> None:
         try:
-            sig = signature(answer, text)
+            sig = signature(answer, text, index)
         except Exception:  # noqa: BLE001
             return
         if sig is None:

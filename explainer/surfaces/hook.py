@@ -59,12 +59,13 @@ def explanation_markdown(
     parsed = from_exception(exc, budget)
     from explainer.source import cached_lines
 
-    answer = explain(parsed, index, top=3, live=live_facts(exc), budget=budget, source=cached_lines)
+    matcher = budget.setup(lambda: index.matcher)  # built once per process: no part of this error's budget
+    answer = explain(parsed, matcher, top=3, live=live_facts(exc), budget=budget)
     if os.environ.get("TBX_GAPS"):
         from explainer.surfaces.gaps import enabled, record
 
         if enabled():
-            record(answer)
+            record(answer, index=index)
     lang = lang or OPTIONS.lang
     if lang == "auto":
         lang = detect_lang(parsed.message or "")
@@ -82,7 +83,10 @@ def explanation_markdown(
     more = (
         "`%explainer detail full`, then `%explain`" if "IPython" in sys.modules and _in_ipython() else "`tbx show {id}`"
     )
-    md = answer_markdown(answer, lang=lang) if detail == "full" else short_markdown(answer, lang=lang, more=more)
+    if detail == "full":
+        md = answer_markdown(answer, index, lang=lang, source=cached_lines)
+    else:
+        md = short_markdown(answer, index, lang=lang, more=more, source=cached_lines)
     values = live_values(exc) if answer.matches else []
     if values:
         title = "张量的实际情况" if lang == "zh" else "Tensors on the failing line"
@@ -171,10 +175,8 @@ def run_script(path: str, args: list[str]) -> int:
 
 # -- IPython -----------------------------------------------------------------------------------
 
-_saved_custom = None
 
-
-def _ipython_handler(shell, etype, value, tb, tb_offset=None):
+def ipython_handler(shell, etype, value, tb, tb_offset=None):
     shell.showtraceback((etype, value, tb), tb_offset=tb_offset)  # the normal traceback, first
     if OPTIONS.enabled:
         show_in_ipython(shell, value)
@@ -204,26 +206,3 @@ def show_in_ipython(shell, exc: BaseException) -> None:
         print(
             f"[traceback-explainer] could not explain this error: {type(failure).__name__}: {failure}", file=sys.stderr
         )
-
-
-def load_ipython_extension(shell) -> None:
-    global _saved_custom
-    if _saved_custom is None:
-        _saved_custom = (shell.custom_exceptions, getattr(shell, "CustomTB", None))
-    shell.set_custom_exc((Exception,), _ipython_handler)
-    from explainer.surfaces.magics import register
-
-    register(shell)
-
-
-def unload_ipython_extension(shell) -> None:
-    global _saved_custom
-    exceptions, _handler = _saved_custom or ((), None)
-    shell.set_custom_exc((), None)
-    if exceptions:
-        shell.custom_exceptions = exceptions
-        shell.CustomTB = _handler
-    _saved_custom = None
-    from explainer.surfaces.magics import unregister
-
-    unregister(shell)

@@ -1,10 +1,11 @@
-"""IPython line magics: ``%explainer`` sets options, ``%explain`` explains on demand."""
+"""The IPython extension (``%load_ext explainer``): the handler that explains a cell's exception, and the
+magics, ``%explainer`` that sets options and ``%explain`` that explains on demand."""
 
 from __future__ import annotations
 
 import sys
 
-from explainer.surfaces.hook import OPTIONS, show_in_ipython
+from explainer.surfaces.hook import OPTIONS, ipython_handler, show_in_ipython
 
 USAGE = "usage: %explainer lang en|zh|both|auto  |  %explainer detail short|full  |  %explainer on|off  |  %explainer verbose|quiet"
 
@@ -44,7 +45,7 @@ def make_explain(shell):
             from rich.console import Console
             from rich.markdown import Markdown
 
-            Console(file=sys.stdout).print(Markdown(answer_markdown(answer, lang=lang)))
+            Console(file=sys.stdout).print(Markdown(answer_markdown(answer, shared_index(), lang=lang)))
             return
         exc = getattr(sys, "last_value", None)
         if exc is None:
@@ -69,3 +70,25 @@ def unregister(shell) -> None:
     """Remove every magic :func:`register` added (``%unload_ext explainer``)."""
     for kind, name in MAGICS:
         shell.magics_manager.magics[kind].pop(name, None)
+
+
+_saved_custom = None  # the shell's own handler, put back on unload
+
+
+def load_ipython_extension(shell) -> None:
+    global _saved_custom
+    if _saved_custom is None:
+        _saved_custom = (shell.custom_exceptions, getattr(shell, "CustomTB", None))
+    shell.set_custom_exc((Exception,), ipython_handler)
+    register(shell)
+
+
+def unload_ipython_extension(shell) -> None:
+    global _saved_custom
+    exceptions, _handler = _saved_custom or ((), None)
+    shell.set_custom_exc((), None)
+    if exceptions:
+        shell.custom_exceptions = exceptions
+        shell.CustomTB = _handler
+    _saved_custom = None
+    unregister(shell)

@@ -21,6 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 from explainer.knowledge.index import open_index  # noqa: E402
 from explainer.match.explain import explain_text  # noqa: E402
+from explainer.render import answer_json  # noqa: E402
 from tests.fuzz import mutations  # noqa: E402
 
 
@@ -39,7 +40,7 @@ def main() -> int:
         t0 = time.perf_counter()
         try:
             answer = explain_text(text, index)
-            json.dumps(answer.as_json(), ensure_ascii=False).encode("utf-8")
+            json.dumps(answer_json(answer, index), ensure_ascii=False).encode("utf-8")
         except Exception as exc:  # noqa: BLE001 - counted and shown
             errors += 1
             print(f"exception on input {i}: {type(exc).__name__}: {exc}"[:300])
