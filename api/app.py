@@ -185,13 +185,13 @@ def _preferred(header: str) -> str:
 
 
 def _explain(body: ExplainRequest, index: Index, accept_language: str | None, recorder=None) -> dict:
-    from explainer.render import answer_json
+    from explainer.render.markdown import rendered_json
 
     answer = explain_text(body.text, index, top=body.top)
     if recorder is not None:
         recorder.submit(answer, body.text, index)  # a queue put: the store is written off this thread
     lang = resolve_lang(body.lang, answer.parsed.lang_hint, accept_language)
-    return answer_json(answer, index, lang=lang, rendered=True) | {"lang": lang}
+    return rendered_json(answer, index, lang=lang) | {"lang": lang}
 
 
 # --- routes -----------------------------------------------------------------------------------

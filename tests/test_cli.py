@@ -303,7 +303,7 @@ def test_every_option_of_every_command_is_explained_in_help():
 
 
 def test_the_parsed_line_is_cut_at_a_word_boundary():
-    from explainer.render import clip
+    from explainer.render.markdown import clip
 
     long = "RuntimeError " + " ".join(f"word{i}" for i in range(100))
     out = clip(long, 60)
@@ -317,7 +317,7 @@ def test_the_default_answer_fits_a_screen(index):
     import statistics
 
     from explainer.match.explain import explain_text
-    from explainer.render import short_markdown
+    from explainer.render.markdown import short_markdown
 
     rows = [
         json.loads(line) for line in (ROOT / "data" / "bench_pastes.jsonl").read_text(encoding="utf-8").splitlines()

@@ -12,7 +12,7 @@ from explainer.knowledge.kb import read_all, read_entry
 from explainer.knowledge.lint import lint, lint_entry
 from explainer.knowledge.verify import Worker, executable, run_checks, run_snippet, snippet_label
 from explainer.match.explain import explain_text
-from explainer.render import answer_json  # noqa: F401
+from explainer.render.markdown import rendered_json
 
 from .conftest import KB, ROOT
 from .formats import FORMATS
@@ -229,11 +229,11 @@ def _assert_filled(entry, answer, index) -> None:
     import re
 
     from explainer.advise.rewrite import is_valid
-    from explainer.render import answer_markdown, short_markdown
+    from explainer.render.markdown import answer_markdown, short_markdown
 
     leftover = re.compile(r"(?<!\{)\{[A-Za-z_][A-Za-z0-9_]*(\|[^{}\n]*)?\}(?!\})")
     for lang in ("en", "zh"):
-        data = answer_json(answer, index, lang=lang, rendered=True)
+        data = rendered_json(answer, index, lang=lang)
         m = data["matches"][0]
         for fix in m["fixes"]:
             assert fix["code"] is None or not leftover.search(fix["code"]), (entry.id, fix)

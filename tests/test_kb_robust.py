@@ -13,7 +13,7 @@ import pytest
 
 from explainer.knowledge.index import IndexError_, build_index, open_index
 from explainer.knowledge.lint import lint
-from explainer.render import answer_json  # noqa: F401
+from explainer.render.markdown import rendered_json
 
 from .conftest import KB, ROOT
 
@@ -179,7 +179,7 @@ def test_a_damaged_index_row_is_one_warning(tmp_path, capsys):
 
     index = Index(out)
     answer = explain_text(PASTE, index)
-    data = answer_json(answer, index, lang="en", rendered=True)
+    data = rendered_json(answer, index, lang="en")
     assert data["matches"][0]["id"] == "backward-non-scalar-output"
     assert "damaged" in capsys.readouterr().err
     con = sqlite3.connect(out)

@@ -424,7 +424,7 @@ def test_the_wheel_derived_part_rebuilds_identically(tmp_path):
 @needs_data
 def test_a_graph_break_shows_the_registry_explanation(shipped, index):
     from explainer.match.explain import explain_text
-    from explainer.render import answer_markdown
+    from explainer.render.markdown import answer_markdown
 
     paste = (
         "torch._dynamo.exc.Unsupported: Tensor.tolist() with non-integer tensor\n"
@@ -442,7 +442,7 @@ def test_a_graph_break_shows_the_registry_explanation(shipped, index):
 @needs_data
 def test_an_internal_assert_is_presented_as_a_pytorch_bug(shipped, index):
     from explainer.match.explain import explain_text
-    from explainer.render import answer_markdown
+    from explainer.render.markdown import answer_markdown
 
     _, records = lb.read(DATA)
     r = next(r for r in records if r["k"] == "internal-assert" and r["f"].startswith("aten/src/ATen/native/"))

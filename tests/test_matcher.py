@@ -9,10 +9,8 @@ import pytest
 
 from explainer.match.explain import explain_text
 from explainer.parse.parser import parse_text
-from explainer.render import (
-    advice_for,  # noqa: F401
-    answer_json,  # noqa: F401
-)
+from explainer.render.answer import advice_for, answer_json
+from explainer.render.markdown import rendered_json
 
 from .conftest import SHARED, needs_shared
 
@@ -169,7 +167,7 @@ def test_thin_paste_with_two_close_entries_says_so(index):
 
 
 def test_captures_fill_the_fix_with_the_users_names(index):
-    from explainer.render import fix_values
+    from explainer.render.markdown import fix_values
 
     text = (
         'Traceback (most recent call last):\n  File "/home/u/train.py", line 317, in <module>\n    total_loss.backward()\n'
@@ -180,7 +178,7 @@ def test_captures_fill_the_fix_with_the_users_names(index):
     c = answer.matches[0]
     assert c.id == "backward-non-scalar-output" and any("telling frame" in r for r in c.reasons)
     assert fix_values(answer, c)["receiver"] == "total_loss"
-    md = answer_json(answer, index, lang="en", rendered=True)["matches"][0]["rendered"]["markdown"]
+    md = rendered_json(answer, index, lang="en")["matches"][0]["rendered"]["markdown"]
     assert "total_loss.mean().backward()" in md and "train.py:317" in md
 
 

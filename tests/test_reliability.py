@@ -23,7 +23,8 @@ from explainer.knowledge.attack import adversarial_inputs, attack, attack_parser
 from explainer.match.explain import explain_text
 from explainer.match.matcher import MAX_REGEX_INPUT
 from explainer.patterns import to_regex, to_regex_lazy
-from explainer.render import answer_json  # noqa: F401
+from explainer.render.answer import answer_json
+from explainer.render.markdown import rendered_json
 from explainer.textio import decode_bytes, looks_binary, read_tail, strip_controls
 
 from .conftest import FIXTURES, ROOT
@@ -233,7 +234,8 @@ def test_every_output_of_a_mutated_or_decoded_paste_encodes(index):
         try:
             parsed = parse_text(text).as_json()
             json.dumps(parsed, ensure_ascii=False).encode("utf-8")
-            answer = answer_json(explain_text(text, index), index, rendered=i % 4 == 0)
+            answered = explain_text(text, index)
+            answer = (rendered_json if i % 4 == 0 else answer_json)(answered, index)
             json.dumps(answer, ensure_ascii=False).encode("utf-8")
         except Exception as exc:  # noqa: BLE001 - any failure is the finding
             failed.append(f"input {i}: {type(exc).__name__}: {exc} on {text[:80]!r}")
@@ -602,7 +604,7 @@ def test_invisible_and_bidi_characters_leave_prose_and_show_escaped_in_code(inde
     )
     answer = explain_text(paste, index)
     assert answer.matches[0].id == "backward-non-scalar-output"
-    out = json.dumps(answer_json(answer, index, rendered=True), ensure_ascii=False)
+    out = json.dumps(rendered_json(answer, index), ensure_ascii=False)
     shown = [c for c in TROJAN if c in out]
     assert not shown, [hex(ord(c)) for c in shown]
     uf = answer.parsed.user_frame
@@ -717,7 +719,7 @@ def test_property_any_text_is_parsed_explained_and_encoded(index, text):
     from explainer.parse.parser import parse_text
 
     json.dumps(parse_text(text).as_json(), ensure_ascii=False).encode("utf-8")
-    json.dumps(answer_json(explain_text(text, index), index, rendered=True), ensure_ascii=False).encode("utf-8")
+    json.dumps(rendered_json(explain_text(text, index), index), ensure_ascii=False).encode("utf-8")
 
 
 @settings(max_examples=300, deadline=None)

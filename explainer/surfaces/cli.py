@@ -122,11 +122,11 @@ def _explain(args) -> int:
             record(result, text, index=index)
     # the user's own machine: the fixes may read their files
     if args.json:
-        from explainer.render import answer_json
+        from explainer.render.answer import answer_json
 
         _print_json(answer_json(result, index, lang=lang, source=local_lines))
         return EXIT_OK
-    from explainer.render import render_terminal
+    from explainer.render.markdown import render_terminal
 
     render_terminal(result, index, lang=lang, full=args.full, source=local_lines)
     return EXIT_OK
@@ -152,7 +152,7 @@ def cmd_show(args) -> int:
     entry = index.entry(args.id)
     if entry is None:
         raise UsageError(f"no entry {args.id!r}: `tbx list` shows the ids")
-    from explainer.render import print_entry
+    from explainer.render.markdown import print_entry
 
     print_entry(entry, lang=_lang(args.lang, ""))
     return EXIT_OK

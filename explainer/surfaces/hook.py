@@ -52,7 +52,7 @@ def explanation_markdown(
     from explainer.budget import Budget
     from explainer.match.explain import detect_lang, explain
     from explainer.parse.live import from_exception, live_facts, live_values
-    from explainer.render import answer_markdown, short_markdown
+    from explainer.render.markdown import answer_markdown, short_markdown
 
     index = shared_index()
     budget = Budget()  # parsing and matching together stay within the default budget
@@ -191,7 +191,7 @@ def show_in_ipython(shell, exc: BaseException) -> None:
         if type(shell).__name__ == "ZMQInteractiveShell":  # Jupyter: HTML with a text fallback
             from IPython.display import display
 
-            from explainer.render import markdown_to_html
+            from explainer.render.markdown import markdown_to_html
 
             html = f'<div class="tbx-answer">{markdown_to_html(md)}</div>'
             display({"text/html": html, "text/plain": md}, raw=True)

@@ -37,7 +37,7 @@ def make_explain(shell):
             line = cell
         if line.strip():
             from explainer.match.explain import detect_lang, explain_text
-            from explainer.render import answer_markdown
+            from explainer.render.markdown import answer_markdown
             from explainer.surfaces.hook import shared_index
 
             lang = OPTIONS.lang if OPTIONS.lang != "auto" else detect_lang(line)

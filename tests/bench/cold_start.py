@@ -43,7 +43,9 @@ def main() -> None:
         [
             sys.executable,
             "-c",
-            "import sys; sys.path.insert(0, sys.argv[1]); from explainer.surfaces.cli import main; "
+            "import sys; sys.path.insert(0, sys.argv[1])\n"
+            "try: from explainer.cli import main  # a checkout from before the stage packages\n"
+            "except ImportError: from explainer.surfaces.cli import main\n"
             "sys.argv = ['tbx', 'explain', '--json']; sys.exit(main())",
             args.against,
         ]

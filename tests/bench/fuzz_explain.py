@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 from explainer.knowledge.index import open_index  # noqa: E402
 from explainer.match.explain import explain_text  # noqa: E402
-from explainer.render import answer_json  # noqa: E402
+from explainer.render.markdown import answer_json  # noqa: E402
 from tests.fuzz import mutations  # noqa: E402
 
 

@@ -6,6 +6,7 @@ The language is chosen here, at render time; the analysis result never holds it.
 from __future__ import annotations
 
 from explainer.advise.advise import code_span, fill_text
+from explainer.render.answer import advice_for, answer_json
 
 TYPE_CHECKING = False  # the annotations are strings: typing is not imported at run time
 if TYPE_CHECKING:
@@ -359,59 +360,14 @@ def markdown_to_html(md: str) -> str:
     return _MD.render(md)
 
 
-# --- the answer joined with its entries: the one place that reads both -----------------------------
-
-
-def advice_for(answer, index, cand, *, source=None, live: dict | None = None) -> dict:
-    """Causes and fixes of ``cand``'s entry ranked for this paste (:func:`explainer.advise.advise.advise`).
-    ``source`` reads the user's file (file -> lines, or None) where the surface may (the CLI, the
-    hooks; never the HTTP API), for the rewrites that change another line than the failing one."""
-    from explainer.advise.advise import advise
-
-    return advise(
-        index.entry(cand.id) or {},
-        answer.parsed,
-        cand.captures,
-        live=live if live is not None else answer.live,
-        source=source,
-    )
-
-
-def answer_json(answer, index, *, lang: str = "en", rendered: bool = False, source=None) -> dict:
-    """The answer as ``tbx explain --json`` and the API write it (INTERFACES.md)."""
-    from explainer.advise.advise import as_json as advise_json
-
-    out_matches = []
-    for c in answer.matches:
-        e = index.entries[c.id]
-        title = (
-            e["title_zh"] if lang == "zh" else e["title_en"] if lang == "en" else f"{e['title_en']} / {e['title_zh']}"
-        )
-        reasons = list(c.reasons)
-        if lang == "zh":
-            from explainer.i18n import reason
-
-            reasons = [reason(r, lang) for r in reasons]
-        m = {"id": c.id, "score": c.score, "title": title, "reasons": reasons, "captures": dict(c.captures)}
-        advice = advice_for(answer, index, c, source=source)  # ranked once: the JSON and the rendering show the same
-        m.update(advise_json(advice, lang))
-        if rendered:
-            m["rendered"] = render_match(answer, index, c, lang=lang, advice=advice)
-        out_matches.append(m)
-    out = {
-        "parsed": answer.parsed.as_json(),
-        "matches": out_matches,
-        "abstained": not out_matches,
-        "ambiguous": answer.ambiguous,
-    }
-    if not out_matches and answer.candidates:
-        out["nearest"] = [{"id": c.id, "score": c.score} for c in answer.candidates[:2]]
-    out["raised_at"] = [dict(r) for r in answer.raised_at]
-    if rendered and answer.raised_at and not out_matches:
+def rendered_json(answer, index, *, lang: str = "en", source=None) -> dict:
+    """:func:`~explainer.render.answer.answer_json` with each match rendered (``rendered``: Markdown,
+    HTML, the short answer and the rest) and, for an uncurated answer, the raise sites: what the API
+    writes and the paste page shows."""
+    out = answer_json(answer, index, lang=lang, source=source, render_match=render_match)
+    if answer.raised_at and not out["matches"]:
         md = raised_at_markdown(answer, lang=lang)
         out["raised_at_rendered"] = {"markdown": md, "html": markdown_to_html(md)}
-    if answer.partial:
-        out["partial"] = True
     return out
 
 
