@@ -537,11 +537,13 @@ def parser_rules() -> list[tuple[str, object, int, tuple]]:
     expressions applied to a whole paste (``MAX_CHARS``) are timed with the operation the code uses
     on them; the per-line and per-message ones with all of :data:`OPS`."""
     from explainer import i18n, normalize, patterns, textio
+    from explainer.advise import evidence
     from explainer.match import longtail, matcher
     from explainer.parse import parser
+    from explainer.surfaces import gaps
 
-    def is_rx(v) -> bool:
-        return isinstance(v, (re.Pattern, textio.Lazy))
+    def is_rx(v) -> bool:  # bytes patterns read wheels' binaries when the long tail is built, never user text
+        return isinstance(v, textio.Lazy) or (isinstance(v, re.Pattern) and isinstance(v.pattern, str))
 
     out: list[tuple[str, object, int, tuple]] = []
     seen: set[int] = set()
@@ -554,7 +556,17 @@ def parser_rules() -> list[tuple[str, object, int, tuple]]:
         i18n: 2000,
         # a message as the long tail reads it (its suffixes searched in 16 000 characters)
         longtail: longtail.MAX_MESSAGE * 4,
+        evidence: evidence.MAX_TEXT,
+        gaps: gaps.MAX_MESSAGE * 4,  # a message as the gap log's signature reads it
     }
+    # every other module of the package, found by walking it: its expressions at a line's cap, or
+    # those of the tooling that reads the project's own files (kb entries and their rewrite
+    # operations, torch's sources when the long tail is built) at the length of such a line
+    from explainer.advise import rewrite
+
+    caps[rewrite] = OWN_LINE
+    for mod in _package_modules():
+        caps.setdefault(mod, OWN_LINE if mod.__name__.startswith("explainer.knowledge.") else parser.MAX_LINE)
     # applied to the whole paste (cut at MAX_CHARS), not to one line, with the operation used on them
     whole_text = {
         (parser, "_JSON_STRING"): ("findall",),
@@ -583,11 +595,11 @@ def parser_rules() -> list[tuple[str, object, int, tuple]]:
             items = []
             if is_rx(v):
                 items = [(name, v)]
-            elif isinstance(v, (list, tuple)):
-                for i, it in enumerate(v):
+            elif isinstance(v, (list, tuple, dict)):
+                for i, it in v.items() if isinstance(v, dict) else enumerate(v):
                     if is_rx(it):
                         items.append((f"{name}[{i}]", it))
-                    elif isinstance(it, tuple):
+                    elif isinstance(it, (tuple, list)):
                         items += [(f"{name}[{i}]", x) for x in it if is_rx(x)]
             for label, rx in items:
                 key = id(rx)
@@ -599,6 +611,27 @@ def parser_rules() -> list[tuple[str, object, int, tuple]]:
                     (f"{mod.__name__.rsplit('.', 1)[-1]}.{label}", rx, parser.MAX_CHARS if whole else cap, whole or OPS)
                 )
     return out
+
+
+OWN_LINE = 300  # a line of the project's own files: a kb entry, a rewrite operation, a source line of torch
+
+
+def _package_modules() -> list:
+    """Every module of the ``explainer`` package, imported (the HTTP API's only where FastAPI is)."""
+    import importlib
+    import pkgutil
+
+    import explainer
+
+    mods = []
+    for info in pkgutil.walk_packages(explainer.__path__, "explainer."):
+        if info.name in ("explainer.__main__",):
+            continue  # running it is the CLI
+        try:
+            mods.append(importlib.import_module(info.name))
+        except ImportError:  # an optional extra (fastapi for explainer.api) not installed
+            continue
+    return mods
 
 
 def attack_parser_rules() -> list[tuple[str, float, str, int]]:
