@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import sys
 import warnings
 
 USER_CODE = "<paste>"  # the file name a user's code line is parsed (never run) under
@@ -21,6 +22,7 @@ USER_CODE = "<paste>"  # the file name a user's code line is parsed (never run) 
 # user's terminal as if the tool had failed: ignored, for that file name only
 warnings.filterwarnings("ignore", category=SyntaxWarning, module=re.escape(USER_CODE) + r"\Z")
 
+_COMPREHENSIONS = ("<dictcomp>", "<listcomp>", "<setcomp>", "<genexpr>")
 _METHODS = ("match", "search", "fullmatch", "findall", "finditer", "sub", "split", "pattern", "flags", "groupindex")
 
 
@@ -29,15 +31,17 @@ class Lazy:
     compiling them all up front is much of the CLI's start-up time. On first use the pattern's
     methods become the object's own attributes, so later calls cost what a compiled pattern's do."""
 
-    __slots__ = ("_args", "_rx", "__weakref__", *_METHODS)
-    made: list = []  # every instance, weakly: the regex attack proves it attacks each one
+    __slots__ = ("_args", "_rx", *_METHODS)
+    made: list = []  # every one a module makes as it loads: the regex attack proves it attacks each one
 
     def __init__(self, pattern: str, flags: int = 0) -> None:
         self._rx: re.Pattern[str] | None
         self._args, self._rx = (pattern, flags), None
-        import weakref
-
-        Lazy.made.append(weakref.ref(self))
+        frame: types.FrameType | None = sys._getframe(1)
+        while frame is not None and frame.f_code.co_name in _COMPREHENSIONS:
+            frame = frame.f_back
+        if frame is not None and frame.f_code.co_name == "<module>":  # not the knowledge base's, made per entry
+            Lazy.made.append(self)
 
     def __getattr__(self, name: str):  # only for a name not set yet: the first use
         rx = self._rx
@@ -50,6 +54,7 @@ class Lazy:
 
 TYPE_CHECKING = False  # importing typing is a tenth of the start-up; the annotations are strings
 if TYPE_CHECKING:
+    import types
     from typing import BinaryIO
 
 MAX_PASTE_BYTES = 1 << 20  # the tail we keep of a larger input: the final exception is at the end

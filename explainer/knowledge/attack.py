@@ -540,7 +540,6 @@ def parser_rules() -> list[tuple[str, object, int, tuple]]:
     from explainer.advise import evidence
     from explainer.match import longtail, matcher
     from explainer.parse import parser
-    from explainer.surfaces import gaps
 
     def is_rx(v) -> bool:  # bytes patterns read wheels' binaries when the long tail is built, never user text
         return isinstance(v, textio.Lazy) or (isinstance(v, re.Pattern) and isinstance(v.pattern, str))
@@ -557,7 +556,6 @@ def parser_rules() -> list[tuple[str, object, int, tuple]]:
         # a message as the long tail reads it (its suffixes searched in 16 000 characters)
         longtail: longtail.MAX_MESSAGE * 4,
         evidence: evidence.MAX_TEXT,
-        gaps: gaps.MAX_MESSAGE * 4,  # a message as the gap log's signature reads it
     }
     # every other module of the package, found by walking it: its expressions at a line's cap, or
     # those of the tooling that reads the project's own files (kb entries and their rewrite
@@ -565,8 +563,10 @@ def parser_rules() -> list[tuple[str, object, int, tuple]]:
     from explainer.advise import rewrite
 
     caps[rewrite] = OWN_LINE
+    # (a module above this one declares the cap its expressions see as REGEX_CAP)
     for mod in _package_modules():
-        caps.setdefault(mod, OWN_LINE if mod.__name__.startswith("explainer.knowledge.") else parser.MAX_LINE)
+        default = OWN_LINE if mod.__name__.startswith("explainer.knowledge.") else parser.MAX_LINE
+        caps.setdefault(mod, getattr(mod, "REGEX_CAP", default))
     # applied to the whole paste (cut at MAX_CHARS), not to one line, with the operation used on them
     whole_text = {
         (parser, "_JSON_STRING"): ("findall",),

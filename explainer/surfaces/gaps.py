@@ -31,6 +31,7 @@ import time
 
 LOW_CONFIDENCE = 0.7  # an answer below this is recorded as a gap
 MAX_MESSAGE = 600  # characters of the parameterised message kept
+REGEX_CAP = MAX_MESSAGE * 4  # what the signature's expressions read of a message (the regex attack's cap)
 ENV_ON, ENV_PATH, ENV_URL = "TBX_GAPS", "TBX_GAPS_PATH", "TBX_GAPS_URL"
 log = logging.getLogger("explainer.surfaces.gaps")
 
