@@ -424,7 +424,7 @@ def test_the_environment_report_ends_at_a_line_of_the_error():
 
 
 def test_lines_drawn_to_the_screens_width_are_not_a_terminal_wrap():
-    from explainer.parse.parser import _unwrap_terminal
+    from explainer.parse.clean import _unwrap_terminal
 
     rules = [
         "=" * 30 + " FAILURES " + "=" * 40,
@@ -452,7 +452,7 @@ def test_a_warning_printed_three_times_is_not_a_terminal_wrap():
 
 
 def test_a_wrapped_line_is_not_joined_onto_an_exception_line_of_its_own():
-    from explainer.parse.parser import _unwrap_terminal
+    from explainer.parse.clean import _unwrap_terminal
 
     wrapped = ["a" * 79 + "b", "c" * 80, "d" * 80, "ValueError: next record"]
     assert _unwrap_terminal(wrapped) == ["a" * 79 + "b" + "c" * 80 + "d" * 80, "ValueError: next record"]

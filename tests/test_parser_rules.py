@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from explainer.parse.parser import LINE_RULES, Scan
+from explainer.parse.scan import LINE_RULES, Scan
 
 RULE = {r.__name__.strip("_"): r for r in LINE_RULES}
 
@@ -265,7 +265,7 @@ _PREFIXED = [
 
 @pytest.mark.parametrize("line", _PREFIXED)
 def test_every_prefix_passes_the_guard_before_its_expression(line):
-    from explainer.parse.parser import _ANY_PREFIX, _may_have_prefix, strip_prefixes
+    from explainer.parse.clean import _ANY_PREFIX, _may_have_prefix, strip_prefixes
 
     assert _ANY_PREFIX.match(line).end() > 0
     assert _may_have_prefix(line)
@@ -278,7 +278,7 @@ def test_the_prefix_guard_never_skips_a_line_a_prefix_matches():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from explainer.parse.parser import _ANY_PREFIX, _may_have_prefix
+    from explainer.parse.clean import _ANY_PREFIX, _may_have_prefix
 
     def skipped_wrongly(line: str) -> bool:
         m = _ANY_PREFIX.match(line)

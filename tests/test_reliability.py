@@ -70,7 +70,7 @@ def test_every_parser_and_normaliser_rule_is_fast_at_its_cap():
 
 def test_whole_text_rules_grow_linearly():
     from explainer import textio
-    from explainer.parse import parser
+    from explainer.parse import clean as parser
 
     # CPU time of this thread (worst_time's clock), the fastest of three rounds, small and big
     # alternating: a neighbour's load neither inflates one side nor lands on one side only

@@ -539,7 +539,7 @@ def parser_rules() -> list[tuple[str, object, int, tuple]]:
     from explainer import i18n, normalize, patterns, textio
     from explainer.advise import evidence
     from explainer.match import longtail, matcher
-    from explainer.parse import parser
+    from explainer.parse import assemble, clean, scan, state
 
     def is_rx(v) -> bool:  # bytes patterns read wheels' binaries when the long tail is built, never user text
         return isinstance(v, textio.Lazy) or (isinstance(v, re.Pattern) and isinstance(v.pattern, str))
@@ -547,11 +547,12 @@ def parser_rules() -> list[tuple[str, object, int, tuple]]:
     out: list[tuple[str, object, int, tuple]] = []
     seen: set[int] = set()
     caps = {
-        parser: parser.MAX_LINE,  # every per-line expression sees lines cut at MAX_LINE
+        # every per-line expression of the parser sees lines cut at MAX_LINE
+        **{m: state.MAX_LINE for m in (state, clean, scan, assemble)},
         normalize: matcher.MAX_REGEX_INPUT,
         patterns: matcher.MAX_REGEX_INPUT,
         matcher: matcher.MAX_REGEX_INPUT,
-        textio: parser.MAX_LINE,
+        textio: state.MAX_LINE,
         i18n: 2000,
         # a message as the long tail reads it (its suffixes searched in 16 000 characters)
         longtail: longtail.MAX_MESSAGE * 4,
@@ -565,12 +566,12 @@ def parser_rules() -> list[tuple[str, object, int, tuple]]:
     caps[rewrite] = OWN_LINE
     # (a module above this one declares the cap its expressions see as REGEX_CAP)
     for mod in _package_modules():
-        default = OWN_LINE if mod.__name__.startswith("explainer.knowledge.") else parser.MAX_LINE
+        default = OWN_LINE if mod.__name__.startswith("explainer.knowledge.") else state.MAX_LINE
         caps.setdefault(mod, getattr(mod, "REGEX_CAP", default))
     # applied to the whole paste (cut at MAX_CHARS), not to one line, with the operation used on them
     whole_text = {
-        (parser, "_JSON_STRING"): ("findall",),
-        (parser, "_TB_KEY"): ("search",),
+        (clean, "_JSON_STRING"): ("findall",),
+        (clean, "_TB_KEY"): ("search",),
         (textio, "_CONTROL"): ("sub",),
         (textio, "_HAS_CONTROL"): ("search",),
     }
@@ -589,7 +590,8 @@ def parser_rules() -> list[tuple[str, object, int, tuple]]:
         "_IPY_HEADER": ("match",),
     }
     for name, ops in flat_line.items():
-        out.append((f"parser.{name}@flat", getattr(parser, name), parser.MAX_FLAT_LINE, ops))
+        rx = next(getattr(m, name) for m in (state, clean, scan, assemble) if hasattr(m, name))
+        out.append((f"parser.{name}@flat", rx, state.MAX_FLAT_LINE, ops))
     for mod, cap in caps.items():
         for name, v in sorted(vars(mod).items()):
             items = []
@@ -608,7 +610,7 @@ def parser_rules() -> list[tuple[str, object, int, tuple]]:
                 seen.add(key)
                 whole = whole_text.get((mod, name))
                 out.append(
-                    (f"{mod.__name__.rsplit('.', 1)[-1]}.{label}", rx, parser.MAX_CHARS if whole else cap, whole or OPS)
+                    (f"{mod.__name__.rsplit('.', 1)[-1]}.{label}", rx, state.MAX_CHARS if whole else cap, whole or OPS)
                 )
     return out
 
