@@ -294,3 +294,47 @@ def test_the_prefix_guard_never_skips_a_line_a_prefix_matches():
         assert not skipped_wrongly(line), line
 
     check()
+
+
+def test_every_line_rule_says_whether_it_ends_a_message():
+    """The grammar is written once: each rule of LINE_RULES declares (ends_message) whether its lines
+    end the message above them, and the scan's "is this line structural" is derived from that."""
+    from explainer.parse import scan
+
+    undecided = [r.__name__ for r in LINE_RULES if not hasattr(r, "ends_message")]
+    assert not undecided, f"declare @ends_message(...) or @ends_message(None) on {undecided}"
+    assert scan._STRUCTURAL == scan.structural(LINE_RULES)[0]
+    assert scan._is_structural('  File "a.py", line 1, in <module>')
+    assert scan._is_structural("The above exception was the direct cause of the following exception:")
+    assert not scan._is_structural("RuntimeError: a message that goes on")
+
+
+def test_a_new_structural_rule_ends_messages_without_a_second_edit(monkeypatch):
+    """Adding a header rule to the table is enough: a message stops at its line (the hand-kept list
+    it replaced swallowed a new header into the message above)."""
+    from explainer.parse import scan
+
+    @scan.ends_message(lambda line: line.startswith("=== STEP "), needs=("=== STEP ",))
+    def _step_header(st, line, s):
+        return st.i + 1 if line.startswith("=== STEP ") else None
+
+    rules = (*LINE_RULES[:1], _step_header, *LINE_RULES[1:])
+    monkeypatch.setattr(scan, "LINE_RULES", rules)
+    starts, words = scan.structural(rules)
+    monkeypatch.setattr(scan, "_STRUCTURAL", starts)
+    monkeypatch.setattr(scan, "_STRUCTURAL_WORDS", words)
+    assert scan._is_structural("=== STEP 3 ===")
+
+
+def test_the_words_a_structural_line_needs_never_hide_one():
+    """The cheap test first (one search for the union of the rules' ``needs``) is true on every line
+    of the repository's pastes that a rule's ``ends_message`` takes."""
+    from explainer.parse import scan
+
+    from .fuzz import seeds
+
+    assert all(r.needs for r in LINE_RULES if r.ends_message is not None)
+    for paste in seeds():
+        for line in paste.split("\n"):
+            if any(starts(line) for starts in scan._STRUCTURAL):
+                assert scan._STRUCTURAL_WORDS.search(line), line

@@ -335,20 +335,24 @@ def _looks_like_type(name: str, after_frames: bool) -> bool:
 
 
 def _is_structural(line: str) -> bool:
-    # (each expression behind a substring it needs: most lines hold none of them)
-    return bool(
-        (_TB_TEXT in line and _TB_START.match(line))
-        or ("above exception" in line and bool(_CAUSE.search(line) or _CONTEXT.search(line)))
-        or (("frame #" in line or "Exception raised from" in line) and _CPP.match(line))
-        or (
-            ("File " in line or " in " in line or "Cell In" in line or "Input In" in line or ".py(" in line)
-            and any(rx.match(line) for _, rx in _FRAME_RES)
-        )
-        or ("terminate called" in line and _TERMINATE.search(line))
-        or (line.startswith(("FAILED ", "ERROR ")) and _FAILED_SUMMARY.match(line))
-        or (line.startswith(">") and _PYTEST_SRC.match(line))
-        or line == "+--group--"
-    )
+    """Whether ``line`` ends the message above it: one of the line rules that start a new part of a
+    traceback would take it (derived from ``LINE_RULES``: each rule says so with :func:`ends_message`)."""
+    # most lines hold none of the words a rule's start needs: one search over their union says so
+    return _STRUCTURAL_WORDS.search(line) is not None and any(starts(line) for starts in _STRUCTURAL)
+
+
+def ends_message(starts, *, needs: tuple[str, ...] = ()):
+    """Mark a line rule with what it answers before a message goes on to a line: ``starts(line)`` is
+    true where the rule would take the line as the start of a new part (a frame, a traceback, a chain
+    marker), so the message above ends there; ``None`` for a rule whose lines can be part of a message.
+    ``needs``: text one of which every such line holds (the cheap test run first). Every rule of
+    ``LINE_RULES`` says one or the other (a test checks), so the grammar is written once."""
+
+    def mark(rule):
+        rule.ends_message, rule.needs = starts, needs
+        return rule
+
+    return mark
 
 
 MAX_SIGNALS = 200
@@ -404,10 +408,12 @@ def _collect(lines: list[str], j: int, limit: int, stop=None) -> tuple[list[str]
 # rule look at it. A line no rule takes is skipped.
 
 
+@ends_message(None)
 def _blank(st: Scan, line: str, s: str) -> int | None:
     return st.i + 1 if not s else None
 
 
+@ends_message(lambda line: line == "+--group--", needs=("+--group--",))
 def _group_marker(st: Scan, line: str, s: str) -> int | None:
     """The marker ``clean`` puts where an ExceptionGroup's box starts a sub-exception."""
     if s != "+--group--":
@@ -418,6 +424,7 @@ def _group_marker(st: Scan, line: str, s: str) -> int | None:
     return st.i + 1
 
 
+@ends_message(None)
 def _signal_line(st: Scan, line: str, s: str) -> int | None:
     """Notes a line that tells something by itself (NCCL, a device-side assert, a signal); the line
     still goes to the rules after this one."""
@@ -430,6 +437,10 @@ def _signal_line(st: Scan, line: str, s: str) -> int | None:
     return None
 
 
+@ends_message(
+    lambda line: ("frame #" in line or "Exception raised from" in line) and bool(_CPP.match(line)),
+    needs=("frame #", "Exception raised from"),
+)
 def _cpp_frame(st: Scan, line: str, s: str) -> int | None:
     """A C++ stack line (``frame #3: ...``, "Exception raised from ..."): one signal per run of them."""
     if not (("frame #" in line or "Exception raised from" in line) and _CPP.match(line)):
@@ -440,6 +451,7 @@ def _cpp_frame(st: Scan, line: str, s: str) -> int | None:
     return st.i + 1
 
 
+@ends_message(None)
 def _ipython_header(st: Scan, line: str, s: str) -> int | None:
     """IPython's ``ValueError      Traceback (most recent call last)``: the type comes first."""
     m = _IPY_HEADER.match(line) if _TB_TEXT in line else None
@@ -450,6 +462,7 @@ def _ipython_header(st: Scan, line: str, s: str) -> int | None:
     return st.i + 1
 
 
+@ends_message(lambda line: _TB_TEXT in line and bool(_TB_START.match(line)), needs=(_TB_TEXT,))
 def _traceback_start(st: Scan, line: str, s: str) -> int | None:
     """``Traceback (most recent call last):``, and a DataLoader worker's ``Original Traceback``."""
     if not (_TB_TEXT in line and _TB_START.match(line)):
@@ -464,6 +477,10 @@ def _traceback_start(st: Scan, line: str, s: str) -> int | None:
     return st.i + 1
 
 
+@ends_message(
+    lambda line: "above exception" in line and bool(_CAUSE.search(line) or _CONTEXT.search(line)),
+    needs=("above exception",),
+)
 def _chain_marker(st: Scan, line: str, s: str) -> int | None:
     """ "The above exception was the direct cause ..." / "During handling of the above exception ..."."""
     if "above exception" not in s:
@@ -478,6 +495,13 @@ def _chain_marker(st: Scan, line: str, s: str) -> int | None:
     return st.i + 1
 
 
+@ends_message(
+    lambda line: (
+        ("File " in line or " in " in line or "Cell In" in line or "Input In" in line or ".py(" in line)
+        and any(rx.match(line) for _, rx in _FRAME_RES)
+    ),
+    needs=("File ", " in ", "Cell In", "Input In", ".py("),
+)
 def _frame_header(st: Scan, line: str, s: str) -> int | None:
     """A frame in any of the styles of ``_FRAME_RES``, with its code line when one follows."""
     if not ("File " in line or " in " in line or "Cell In" in line or "Input In" in line or ".py(" in line):
@@ -522,6 +546,7 @@ def _frame_header(st: Scan, line: str, s: str) -> int | None:
     return i + 1
 
 
+@ends_message(None)
 def _ipython_arrow(st: Scan, line: str, s: str) -> int | None:
     """IPython's ``----> 12 loss.backward()``: the line and code of the frame above it."""
     m = _ARROW.match(line) if "->" in line else None
@@ -534,6 +559,7 @@ def _ipython_arrow(st: Scan, line: str, s: str) -> int | None:
     return st.i + 1
 
 
+@ends_message(None)
 def _traceback_filler(st: Scan, line: str, s: str) -> int | None:
     """Inside a traceback: carets, "[Previous line repeated N more times]", IPython's context lines,
     "N frames", an ellipsis."""
@@ -548,6 +574,7 @@ def _traceback_filler(st: Scan, line: str, s: str) -> int | None:
     return None
 
 
+@ends_message(lambda line: line.startswith(">") and bool(_PYTEST_SRC.match(line)), needs=(">",))
 def _pytest_source(st: Scan, line: str, s: str) -> int | None:
     """pytest's ``>       loss.backward()``: the code of the frame above it."""
     m = _PYTEST_SRC.match(line) if line.startswith(">") else None
@@ -560,11 +587,13 @@ def _pytest_source(st: Scan, line: str, s: str) -> int | None:
     return st.i + 1
 
 
+@ends_message(None)
 def _pytest_location(st: Scan, line: str, s: str) -> int | None:
     """pytest's ``train.py:12: RuntimeError`` under a failure: the type is on the ``E`` lines."""
     return st.i + 1 if ".py:" in s and _PYTEST_LOC.match(s) else None
 
 
+@ends_message(None)
 def _debugger_header(st: Scan, line: str, s: str) -> int | None:
     """VS Code's "Exception has occurred: X", the message on the lines after it."""
     m = _VSCODE.match(line) if _debugger_words(line) else None
@@ -577,6 +606,7 @@ def _debugger_header(st: Scan, line: str, s: str) -> int | None:
     return j
 
 
+@ends_message(lambda line: "terminate called" in line and bool(_TERMINATE.search(line)), needs=("terminate called",))
 def _cpp_terminate(st: Scan, line: str, s: str) -> int | None:
     """ "terminate called after throwing an instance of 'c10::Error'", then ``what():  message``."""
     m = _TERMINATE.search(s) if "terminate called" in s else None
@@ -598,6 +628,10 @@ def _cpp_terminate(st: Scan, line: str, s: str) -> int | None:
     return k
 
 
+@ends_message(
+    lambda line: line.startswith(("FAILED ", "ERROR ")) and bool(_FAILED_SUMMARY.match(line)),
+    needs=("FAILED ", "ERROR "),
+)
 def _pytest_summary(st: Scan, line: str, s: str) -> int | None:
     """``FAILED test_x.py::test_y - RuntimeError: ...``: an exception, cut; a full one wins over it."""
     m = _FAILED_SUMMARY.match(s) if s.startswith(("FAILED ", "ERROR ")) else None
@@ -614,6 +648,7 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip())
 
 
+@ends_message(None)
 def _warning(st: Scan, line: str, s: str) -> int | None:
     """``path.py:148: UserWarning: message`` as ``warnings`` prints it, the message maybe on more
     lines, then the source line that warned, indented by two (``  warnings.warn(...)``): skipped."""
@@ -640,6 +675,7 @@ def _warning(st: Scan, line: str, s: str) -> int | None:
     return j
 
 
+@ends_message(None)
 def _pycharm_trailer(st: Scan, line: str, s: str) -> int | None:
     """PyCharm's ``python-BaseException`` after a traceback: not an exception of its own."""
     return st.i + 1 if s == "python-BaseException" else None
@@ -648,6 +684,7 @@ def _pycharm_trailer(st: Scan, line: str, s: str) -> int | None:
 _HEADINGS = ("Error", "Exception", "Errors", "Exceptions")
 
 
+@ends_message(None)
 def _exception_line(st: Scan, line: str, s: str) -> int | None:
     """``Type: message`` (or a bare type after frames), the message running on over the next lines."""
     em = _EXC_LINE.match(line)
@@ -737,6 +774,7 @@ def _chinese_prose(line: str) -> bool:
     return han >= 4 and han * 3 >= sum(1 for ch in line if ch.isalnum())
 
 
+@ends_message(None)
 def _inline_exception(st: Scan, line: str, s: str) -> int | None:
     """An exception quoted in commentary or logged as a repr: "I get 'RuntimeError: ...' when ...",
     ``ERROR job 7: got RuntimeError('...')``."""
@@ -796,6 +834,19 @@ LINE_RULES = (
     _exception_line,
     _inline_exception,
 )
+
+
+# the rules' own answers to "does this line end a message", in the grammar's order, and the union of
+# the words their lines need
+def structural(rules) -> tuple[tuple, Lazy]:
+    """What :func:`_is_structural` reads, made from a table of rules: their ``ends_message`` tests and
+    one expression for the union of their ``needs``."""
+    starts = tuple(rule.ends_message for rule in rules if rule.ends_message is not None)
+    words = Lazy("|".join(re.escape(w) for rule in rules if rule.ends_message for w in rule.needs))
+    return starts, words
+
+
+_STRUCTURAL, _STRUCTURAL_WORDS = structural(LINE_RULES)
 
 
 def _scan(
