@@ -70,13 +70,13 @@ def test_every_parser_and_normaliser_rule_is_fast_at_its_cap():
 
 def test_whole_text_rules_grow_linearly():
     from explainer import textio
-    from explainer.parse import clean as parser
+    from explainer.parse import decode, state
 
     # CPU time of this thread (worst_time's clock), the fastest of three rounds, small and big
     # alternating: a neighbour's load neither inflates one side nor lands on one side only
-    for rx, op in ((textio._CONTROL, "sub"), (parser._JSON_STRING, "findall")):
-        small_inputs = adversarial_inputs(rx, parser.MAX_CHARS // 10)
-        big_inputs = adversarial_inputs(rx, parser.MAX_CHARS)
+    for rx, op in ((textio._CONTROL, "sub"), (decode._JSON_STRING, "findall")):
+        small_inputs = adversarial_inputs(rx, state.MAX_CHARS // 10)
+        big_inputs = adversarial_inputs(rx, state.MAX_CHARS)
         small = big = float("inf")
         for _ in range(3):
             small = min(small, worst_time(rx, small_inputs, (op,))[0])
