@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from explainer.parse.scan import LINE_RULES, Scan
+from explainer.parse.grammar import Scan
+from explainer.parse.scan import LINE_RULES
 
 RULE = {r.__name__.strip("_"): r for r in LINE_RULES}
 
@@ -299,7 +300,7 @@ def test_the_prefix_guard_never_skips_a_line_a_prefix_matches():
 def test_every_line_rule_says_whether_it_ends_a_message():
     """The grammar is written once: each rule of LINE_RULES declares (ends_message) whether its lines
     end the message above them, and the scan's "is this line structural" is derived from that."""
-    from explainer.parse import scan
+    from explainer.parse import grammar as scan
 
     undecided = [r.__name__ for r in LINE_RULES if not hasattr(r, "ends_message")]
     assert not undecided, f"declare @ends_message(...) or @ends_message(None) on {undecided}"
@@ -312,24 +313,23 @@ def test_every_line_rule_says_whether_it_ends_a_message():
 def test_a_new_structural_rule_ends_messages_without_a_second_edit(monkeypatch):
     """Adding a header rule to the table is enough: a message stops at its line (the hand-kept list
     it replaced swallowed a new header into the message above)."""
-    from explainer.parse import scan
+    from explainer.parse import grammar
 
-    @scan.ends_message(lambda line: line.startswith("=== STEP "), needs=("=== STEP ",))
+    @grammar.ends_message(lambda line: line.startswith("=== STEP "), needs=("=== STEP ",))
     def _step_header(st, line, s):
         return st.i + 1 if line.startswith("=== STEP ") else None
 
-    rules = (*LINE_RULES[:1], _step_header, *LINE_RULES[1:])
-    monkeypatch.setattr(scan, "LINE_RULES", rules)
-    starts, words = scan.structural(rules)
-    monkeypatch.setattr(scan, "_STRUCTURAL", starts)
-    monkeypatch.setattr(scan, "_STRUCTURAL_WORDS", words)
-    assert scan._is_structural("=== STEP 3 ===")
+    assert not grammar._is_structural("=== STEP 3 ===")
+    starts, words = grammar.structural((*LINE_RULES[:1], _step_header, *LINE_RULES[1:]))
+    monkeypatch.setattr(grammar, "_STRUCTURAL", starts)
+    monkeypatch.setattr(grammar, "_STRUCTURAL_WORDS", words)
+    assert grammar._is_structural("=== STEP 3 ===")
 
 
 def test_the_words_a_structural_line_needs_never_hide_one():
     """The cheap test first (one search for the union of the rules' ``needs``) is true on every line
     of the repository's pastes that a rule's ``ends_message`` takes."""
-    from explainer.parse import scan
+    from explainer.parse import grammar as scan
 
     from .fuzz import seeds
 

@@ -539,7 +539,7 @@ def parser_rules() -> list[tuple[str, object, int, tuple]]:
     from explainer import i18n, normalize, patterns, textio
     from explainer.advise import evidence
     from explainer.match import longtail, matcher
-    from explainer.parse import assemble, clean, decode, scan, state
+    from explainer.parse import assemble, clean, decode, grammar, rules, scan, state
 
     def is_rx(v) -> bool:  # bytes patterns read wheels' binaries when the long tail is built, never user text
         return isinstance(v, textio.Lazy) or (isinstance(v, re.Pattern) and isinstance(v.pattern, str))
@@ -548,7 +548,7 @@ def parser_rules() -> list[tuple[str, object, int, tuple]]:
     seen: set[int] = set()
     caps = {
         # every per-line expression of the parser sees lines cut at MAX_LINE
-        **{m: state.MAX_LINE for m in (state, decode, clean, scan, assemble)},
+        **{m: state.MAX_LINE for m in (state, decode, clean, grammar, rules, scan, assemble)},
         normalize: matcher.MAX_REGEX_INPUT,
         patterns: matcher.MAX_REGEX_INPUT,
         matcher: matcher.MAX_REGEX_INPUT,
@@ -590,7 +590,7 @@ def parser_rules() -> list[tuple[str, object, int, tuple]]:
         "_IPY_HEADER": ("match",),
     }
     for name, ops in flat_line.items():
-        rx = next(getattr(m, name) for m in (state, decode, clean, scan, assemble) if hasattr(m, name))
+        rx = next(getattr(m, name) for m in (state, decode, clean, grammar, rules, scan, assemble) if hasattr(m, name))
         out.append((f"parser.{name}@flat", rx, state.MAX_FLAT_LINE, ops))
     for mod, cap in caps.items():
         for name, v in sorted(vars(mod).items()):

@@ -7,7 +7,9 @@ from __future__ import annotations
 from explainer.budget import Budget
 from explainer.model import Frame, Link, Other, Parsed, Signal
 from explainer.parse.clean import clean
-from explainer.parse.scan import _chinese_prose, _is_exc_line, _is_structural, _looks_like_type, _scan
+from explainer.parse.grammar import _is_exc_line, _is_structural, _looks_like_type
+from explainer.parse.rules import _chinese_prose
+from explainer.parse.scan import _scan
 from explainer.parse.state import _CHATTY, _CJK, MAX_CHARS, MAX_MESSAGE_LINES
 from explainer.textio import (
     USER_CODE,

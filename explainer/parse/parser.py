@@ -25,7 +25,7 @@ and every ``_CHECK_LINES`` lines of the scan; once it is spent, the scan goes on
 
 from explainer.parse.assemble import lang_hint, parse_text
 from explainer.parse.clean import strip_prefixes
-from explainer.parse.scan import is_library
+from explainer.parse.grammar import is_library
 from explainer.parse.state import MAX_CHARS, MAX_FLAT_LINE, MAX_LINE, MAX_MESSAGE_LINES
 
 __all__ = [
