@@ -37,3 +37,18 @@ def test_the_answer_is_plain_data(index):
     for name, value in answer._asdict().items():
         assert not callable(value) and "sqlite" not in type(value).__module__, name
     json.dumps([answer.parsed.as_json(), [c._asdict() for c in answer.candidates], list(answer.raised_at)])
+
+
+def test_every_package_of_the_source_is_in_the_wheel():
+    """pyproject.toml lists the packages a wheel carries: each folder of explainer/ with an __init__.py
+    is listed (the render package was not, and only the slow wheel test found it)."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"])
+    found = {
+        ".".join(p.parent.relative_to(ROOT).parts)
+        for p in (ROOT / "explainer").rglob("__init__.py")
+        if "_data" not in p.parts and "__pycache__" not in p.parts
+    }
+    assert found - listed == set(), f"add to [tool.setuptools] packages: {sorted(found - listed)}"
+    assert "explainer.api" in listed
