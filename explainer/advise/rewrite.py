@@ -234,139 +234,191 @@ def _calls(tree: ast.AST) -> list[ast.Call]:
     return [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
 
 
-def _edits(op: tuple, stmt: ast.stmt, src: _Source, values: dict[str, str]) -> list[tuple[int, int, str]] | None:
-    """(start, end, replacement) edits of one operation, or None when it does not apply."""
-    kind = op[0]
+# --- the operations: each (op, stmt, src, values) -> edits (start, end, replacement), or None when the
+# operation does not apply to this line; one small function per kind, found through _EDITS
 
-    def callees(spec: str) -> list[ast.Call]:
-        if spec == "*":
-            focused = focused_call(stmt, values["focus"]) if values.get("focus") else None
-            if focused is not None:
-                return [focused]  # Python's carets say which call failed
-            named = [
-                c
-                for c in _calls(stmt)
-                if not (isinstance(c.func, ast.Attribute) and isinstance(c.func.value, (ast.Call, ast.Subscript)))
-            ]
-            return named[:1]
-        return [c for c in _calls(stmt) if _name_matches(c.func, spec)]
 
-    edits: list[tuple[int, int, str]] = []
-    if kind == "method":
-        _, old, new = op
-        for c in _calls(stmt):
-            if isinstance(c.func, ast.Attribute) and c.func.attr == old:
-                s, e = src.span(c.func)
-                edits.append((e - len(old), e, new))
-    elif kind == "receiver":
-        _, meth, tpl = op
-        for c in _calls(stmt):
-            if isinstance(c.func, ast.Attribute) and c.func.attr == meth:
-                rep = fill_template(tpl, src.operand(c.func.value), values)
-                if rep is None:
-                    return None
-                edits.append((*src.span(c.func.value), rep))
-                break  # the outermost one: ``a.sum().backward()`` has one receiver to change
-    elif kind == "arg":
-        _, spec, idx, tpl = op
-        if idx.startswith("{"):
-            name, _, minus = idx[1:].partition("}")
-            raw = values.get(name, "")
-            if not raw.strip().isdigit():
+def _callees(spec: str, stmt: ast.stmt, values: dict[str, str]) -> list[ast.Call]:
+    """The calls of the statement an operation's ``spec`` names: ``*`` the call that failed (where
+    Python's carets point, else the first named one), otherwise every call of that name."""
+    if spec == "*":
+        focused = focused_call(stmt, values["focus"]) if values.get("focus") else None
+        if focused is not None:
+            return [focused]  # Python's carets say which call failed
+        named = [
+            c
+            for c in _calls(stmt)
+            if not (isinstance(c.func, ast.Attribute) and isinstance(c.func.value, (ast.Call, ast.Subscript)))
+        ]
+        return named[:1]
+    return [c for c in _calls(stmt) if _name_matches(c.func, spec)]
+
+
+Edits = list[tuple[int, int, str]]
+
+
+def _edit_method(op: tuple, stmt: ast.stmt, src: _Source, values: dict[str, str]) -> Edits | None:
+    """``method OLD -> NEW``: every call of ``.OLD(...)`` becomes ``.NEW(...)``."""
+    _, old, new = op
+    edits = []
+    for c in _calls(stmt):
+        if isinstance(c.func, ast.Attribute) and c.func.attr == old:
+            s, e = src.span(c.func)
+            edits.append((e - len(old), e, new))
+    return edits
+
+
+def _edit_receiver(op: tuple, stmt: ast.stmt, src: _Source, values: dict[str, str]) -> Edits | None:
+    """``receiver METHOD -> TEMPLATE``: the object ``.METHOD`` is called on, rewritten."""
+    _, meth, tpl = op
+    for c in _calls(stmt):
+        if isinstance(c.func, ast.Attribute) and c.func.attr == meth:
+            rep = fill_template(tpl, src.operand(c.func.value), values)
+            if rep is None:
                 return None
-            idx = str(int(raw) - (1 if minus == "-1" else 0))
-            if int(idx) < 0:
-                return None
-        for c in callees(spec):
-            node: ast.AST | None  # an argument here; any node of the statement in the walks below
-            if idx.endswith("="):
-                node = next((k.value for k in c.keywords if k.arg == idx[:-1]), None)
-            else:
-                i = int(idx)
-                node = c.args[i] if i < len(c.args) and not isinstance(c.args[i], ast.Starred) else None
-            if node is None:
-                continue
-            rep = fill_template(tpl, src.operand(node), values)
+            return [(*src.span(c.func.value), rep)]  # the outermost one: ``a.sum().backward()`` has one receiver
+    return []
+
+
+def _edit_arg(op: tuple, stmt: ast.stmt, src: _Source, values: dict[str, str]) -> Edits | None:
+    """``arg CALL INDEX|NAME= -> TEMPLATE``: one argument of the call, rewritten (an index may name a
+    value of the message: ``{dim}``, ``{dim}-1``)."""
+    _, spec, idx, tpl = op
+    if idx.startswith("{"):
+        name, _, minus = idx[1:].partition("}")
+        raw = values.get(name, "")
+        if not raw.strip().isdigit():
+            return None
+        idx = str(int(raw) - (1 if minus == "-1" else 0))
+        if int(idx) < 0:
+            return None
+    for c in _callees(spec, stmt, values):
+        node: ast.AST | None
+        if idx.endswith("="):
+            node = next((k.value for k in c.keywords if k.arg == idx[:-1]), None)
+        else:
+            i = int(idx)
+            node = c.args[i] if i < len(c.args) and not isinstance(c.args[i], ast.Starred) else None
+        if node is None:
+            continue
+        rep = fill_template(tpl, src.operand(node), values)
+        if rep is None:
+            return None
+        return [(*src.span(node), rep)]
+    return []
+
+
+def _edit_kwarg(op: tuple, stmt: ast.stmt, src: _Source, values: dict[str, str]) -> Edits | None:
+    """``kwarg CALL NAME=VALUE``: the keyword argument set (replaced, or added at the end)."""
+    _, spec, name, val = op
+    rep = fill_template(val, None, values)
+    if rep is None:
+        return None
+    for c in _callees(spec, stmt, values):
+        kw = next((k for k in c.keywords if k.arg == name), None)
+        if kw is not None:
+            return [(*src.span(kw.value), rep)]
+        s, e = src.span(c)
+        close = src.text.rindex(")", s, e)
+        sep = ", " if (c.args or c.keywords) else ""
+        return [(close, close, f"{sep}{name}={rep}")]
+    return []
+
+
+def _edit_args(op: tuple, stmt: ast.stmt, src: _Source, values: dict[str, str]) -> Edits | None:
+    """``args CALL -> TEMPLATE``: everything between the call's parentheses, rewritten."""
+    _, spec, tpl = op
+    for c in _callees(spec, stmt, values):
+        s, e = src.span(c)
+        fs, fe = src.span(c.func)
+        inner_start = src.text.index("(", fe, e) + 1
+        inner_end = src.text.rindex(")", s, e)
+        rep = fill_template(tpl, src.text[inner_start:inner_end], values)
+        if rep is None:
+            return None
+        return [(inner_start, inner_end, rep)]
+    return []
+
+
+def _edit_call(op: tuple, stmt: ast.stmt, src: _Source, values: dict[str, str]) -> Edits | None:
+    """``call CALL -> TEMPLATE``: the whole call, rewritten."""
+    _, spec, tpl = op
+    for c in _callees(spec, stmt, values):
+        rep = fill_template(tpl, src.of(c), values)
+        if rep is None:
+            return None
+        return [(*src.span(c), rep)]
+    return []
+
+
+def _edit_name(op: tuple, stmt: ast.stmt, src: _Source, values: dict[str, str]) -> Edits | None:
+    """``name WORD,WORD -> TEMPLATE``: every name (or attribute of a name) read on the line that holds
+    one of the words, rewritten."""
+    _, words, tpl = op
+    funcs = {id(c.func) for c in _calls(stmt)}
+    edits = []
+    for node in ast.walk(stmt):
+        if id(node) in funcs or not isinstance(getattr(node, "ctx", None), ast.Load):
+            continue
+        if isinstance(node, ast.Name):
+            ident = node.id
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            ident = node.attr  # self.mean: the attribute, with its object
+        else:
+            continue
+        if set(ident.lower().split("_")) & set(words):
+            rep = fill_template(tpl, src.of(node), values)
             if rep is None:
                 return None
             edits.append((*src.span(node), rep))
-            break
-    elif kind == "kwarg":
-        _, spec, name, val = op
-        rep = fill_template(val, None, values)
-        if rep is None:
-            return None
-        for c in callees(spec):
-            kw = next((k for k in c.keywords if k.arg == name), None)
-            if kw is not None:
-                edits.append((*src.span(kw.value), rep))
-            else:
-                s, e = src.span(c)
-                close = src.text.rindex(")", s, e)
-                sep = ", " if (c.args or c.keywords) else ""
-                edits.append((close, close, f"{sep}{name}={rep}"))
-            break
-    elif kind == "args":
-        _, spec, tpl = op
-        for c in callees(spec):
-            s, e = src.span(c)
-            fs, fe = src.span(c.func)
-            inner_start = src.text.index("(", fe, e) + 1
-            inner_end = src.text.rindex(")", s, e)
-            rep = fill_template(tpl, src.text[inner_start:inner_end], values)
-            if rep is None:
-                return None
-            edits.append((inner_start, inner_end, rep))
-            break
-    elif kind == "call":
-        _, spec, tpl = op
-        for c in callees(spec):
-            rep = fill_template(tpl, src.of(c), values)
-            if rep is None:
-                return None
-            edits.append((*src.span(c), rep))
-            break
-    elif kind == "name":
-        _, words, tpl = op
-        funcs = {id(c.func) for c in _calls(stmt)}
-        for node in ast.walk(stmt):
-            if id(node) in funcs or not isinstance(getattr(node, "ctx", None), ast.Load):
-                continue
-            if isinstance(node, ast.Name):
-                ident = node.id
-            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-                ident = node.attr  # self.mean: the attribute, with its object
-            else:
-                continue
-            if set(ident.lower().split("_")) & set(words):
-                rep = fill_template(tpl, src.of(node), values)
-                if rep is None:
-                    return None
-                edits.append((*src.span(node), rep))
-    elif kind == "bitwise":
-        ops_text = {ast.And: "&", ast.Or: "|"}
-        for node in ast.walk(stmt):
-            if isinstance(node, ast.BoolOp):
-                joined = f" {ops_text[type(node.op)]} ".join(f"({src.of(v)})" for v in node.values)
-                edits.append((*src.span(node), joined))
-                break  # the outermost one; nested ones are inside its text
-            if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-                edits.append((*src.span(node), f"~({src.of(node.operand)})"))
-                break
-    elif kind == "value":
-        value = _value_of(stmt)
-        if value is None:
-            return None
-        rep = fill_template(op[1], src.operand(value), values)
-        if rep is None:
-            return None
-        edits.append((*src.span(value), rep))
-    elif kind == "line":
-        rep = fill_template(op[1], src.text, values)
-        if rep is None:
-            return None
-        edits.append((0, len(src.text), rep))
-    return edits or None
+    return edits
+
+
+def _edit_bitwise(op: tuple, stmt: ast.stmt, src: _Source, values: dict[str, str]) -> Edits | None:
+    """``bitwise``: ``a and b`` / ``a or b`` / ``not a`` on tensors as ``&``, ``|``, ``~``."""
+    ops_text = {ast.And: "&", ast.Or: "|"}
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.BoolOp):
+            joined = f" {ops_text[type(node.op)]} ".join(f"({src.of(v)})" for v in node.values)
+            return [(*src.span(node), joined)]  # the outermost one; nested ones are inside its text
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return [(*src.span(node), f"~({src.of(node.operand)})")]
+    return []
+
+
+def _edit_value(op: tuple, stmt: ast.stmt, src: _Source, values: dict[str, str]) -> Edits | None:
+    """``value -> TEMPLATE``: the value the line assigns or returns, rewritten."""
+    value = _value_of(stmt)
+    if value is None:
+        return None
+    rep = fill_template(op[1], src.operand(value), values)
+    return None if rep is None else [(*src.span(value), rep)]
+
+
+def _edit_line(op: tuple, stmt: ast.stmt, src: _Source, values: dict[str, str]) -> Edits | None:
+    """``line -> TEMPLATE``: the whole line, rewritten."""
+    rep = fill_template(op[1], src.text, values)
+    return None if rep is None else [(0, len(src.text), rep)]
+
+
+_EDITS = {
+    "method": _edit_method,
+    "receiver": _edit_receiver,
+    "arg": _edit_arg,
+    "kwarg": _edit_kwarg,
+    "args": _edit_args,
+    "call": _edit_call,
+    "name": _edit_name,
+    "bitwise": _edit_bitwise,
+    "value": _edit_value,
+    "line": _edit_line,
+}
+
+
+def _edits(op: tuple, stmt: ast.stmt, src: _Source, values: dict[str, str]) -> Edits | None:
+    """(start, end, replacement) edits of one operation, or None when it does not apply."""
+    edit = _EDITS.get(op[0])
+    return (edit(op, stmt, src, values) or None) if edit is not None else None
 
 
 def _value_of(stmt: ast.stmt) -> ast.expr | None:
