@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from explainer.knowledge import longtail_build as lb
+from explainer.knowledge import longtail_cpp
 from explainer.match.longtail import (
     HOLE,
     LongTail,
@@ -122,7 +123,7 @@ void helper(const Tensor& self) {
 
 
 def test_cpp_forms():
-    recs = lb.cpp_sites(CPP, "aten/src/ATen/native/Fake.cpp", "9.9", "source", True)
+    recs = longtail_cpp.cpp_sites(CPP, "aten/src/ATen/native/Fake.cpp", "9.9", "source", True)
     assert not [r for r in recs if "in a comment" in r["t"]]
     r = one(recs, t="linalg.fake: expected 2D, got {}D")
     assert (r["fn"], r["op"], r["x"], r["c"], r["l"]) == (
@@ -160,7 +161,8 @@ def test_wheel_header_guard_shifts_lines(tmp_path):
     inc = tmp_path / "include" / "ATen"
     inc.mkdir(parents=True)
     (inc / "X.h").write_text(
-        lb._WHEEL_GUARD + 'inline void f(int n) {\n  TORCH_CHECK(n > 0, "n must be positive, got ", n);\n}\n#endif\n'
+        longtail_cpp._WHEEL_GUARD
+        + 'inline void f(int n) {\n  TORCH_CHECK(n > 0, "n must be positive, got ", n);\n}\n#endif\n'
     )
     r = one(lb.header_tree(tmp_path / "include", "9.9"), t="n must be positive, got {}")
     assert (r["f"], r["l"], r["fn"]) == ("aten/src/ATen/X.h", 2, "f")
@@ -203,7 +205,7 @@ def test_suffixes_name_the_site():
 
 
 def test_a_small_index_answers_groups_and_gates(tmp_path):
-    recs = lb.python_sites(PY, "torch/fake.py", "9.9") + lb.cpp_sites(
+    recs = lb.python_sites(PY, "torch/fake.py", "9.9") + longtail_cpp.cpp_sites(
         CPP, "aten/src/ATen/native/Fake.cpp", "9.9", "source", True
     )
     recs.append(dict(one(recs, t="expected a 2D input, got {}D"), f="torch/_refs/fake.py", l=3))  # a mirror of it
