@@ -119,3 +119,8 @@ class Candidate(Record):
     reasons: tuple
     captures: dict  # values the matched template captured from the message
     tier: int = 2  # 1 template, 2 fuzzy, 3 frames/signals only
+
+
+class IndexError_(Exception):
+    """The index is missing, unreadable, damaged or stale and cannot be rebuilt here: every surface
+    answers it with one line. (Here, below every stage, so that matching can raise it.)"""

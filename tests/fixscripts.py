@@ -179,7 +179,7 @@ def run_case(path, index, *, timeout: int = TIMEOUT) -> dict:
         top = answer.matches[0]
         res["top"] = top.id
         res["id_ok"] = top.id == res["expected"]
-        from explainer.render.answer import advice_for
+        from explainer.render import advice_for
 
         advice = advice_for(answer, index, top, source=local_lines)  # as `tbx explain` on the user's machine
         fixes = advice["fixes"]

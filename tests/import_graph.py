@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # each module's stage, by its package (or its name at the top of the package); lower may not import higher
 STAGES = {
-    "base": 0,  # model, textio, budget, errors, i18n, normalize, patterns, codeline, source, paths, _version
+    "base": 0,  # model, textio, budget, i18n, normalize, patterns, source, paths, _version
     "parse": 1,
     "match": 2,
     "advise": 3,

@@ -14,7 +14,7 @@ from explainer.advise.evidence import Context, EvidenceError, assess, check_expr
 from explainer.advise.rewrite import RewriteError, apply, apply_to_source, is_valid, parse_ops
 from explainer.knowledge.kb import read_entry
 from explainer.model import Frame, Parsed
-from explainer.render.answer import answer_json
+from explainer.render import answer_json
 from explainer.render.markdown import markdown_to_html
 
 from .conftest import KB

@@ -9,7 +9,7 @@ import pytest
 
 from explainer.match.explain import explain_text
 from explainer.parse.parser import parse_text
-from explainer.render.answer import advice_for, answer_json
+from explainer.render import advice_for, answer_json
 from explainer.render.markdown import rendered_json
 
 from .conftest import SHARED, needs_shared

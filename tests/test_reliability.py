@@ -23,7 +23,7 @@ from explainer.knowledge.attack import adversarial_inputs, attack, attack_parser
 from explainer.match.explain import explain_text
 from explainer.match.matcher import MAX_REGEX_INPUT
 from explainer.patterns import to_regex, to_regex_lazy
-from explainer.render.answer import answer_json
+from explainer.render import answer_json
 from explainer.render.markdown import rendered_json
 from explainer.textio import decode_bytes, looks_binary, read_tail, strip_controls
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from explainer.advise.evidence import Context, assess
 from explainer.advise.rewrite import RewriteError, apply, apply_at, is_valid, parse_ops, split_target
-from explainer.codeline import code_values
 from explainer.patterns import FILL_FIELD, fill, template_fields
+from explainer.source import code_values
 
 
 def values_for(parsed, captures: dict, live: dict | None = None) -> dict[str, str]:

@@ -53,7 +53,7 @@ import ast
 import re
 from functools import lru_cache
 
-from explainer.codeline import code_values, focused_call
+from explainer.source import code_values, focused_call
 from explainer.textio import USER_CODE, Lazy
 
 MAX_TARGET_LINES = 200  # how far above the failing line a ``target`` is looked for

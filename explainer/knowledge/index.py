@@ -14,7 +14,7 @@ import os
 import sqlite3
 import sys
 
-from explainer.errors import IndexError_  # the surfaces import it from here too
+from explainer.model import IndexError_  # the surfaces import it from here too
 from explainer.normalize import cjk_bigrams
 
 TYPE_CHECKING = False  # the annotations are strings: typing is not imported at run time

@@ -100,7 +100,7 @@ class Entry:
         ``target``, the line above it that it names). Values the message would give are stood in
         for by ``1`` here; ``tbx verify`` applies the real ones."""
         from explainer.advise.rewrite import RewriteError, apply_at, parse_ops
-        from explainer.codeline import code_values
+        from explainer.source import code_values
 
         if not fix.get("rewrites"):
             return []

@@ -265,7 +265,7 @@ def run_checks(entry: Entry, s: Snippet, worker: Worker, index=None) -> list[Res
 def _rewrite_checks(entry: Entry, s: Snippet, worker: Worker, index, repro: Result) -> list[Result]:
     from explainer.advise.rewrite import apply_to_source
     from explainer.match.explain import explain_text
-    from explainer.render.answer import advice_for
+    from explainer.render import advice_for
 
     out: list[Result] = []
     lines = s.code.split("\n")

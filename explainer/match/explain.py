@@ -5,7 +5,7 @@ from __future__ import annotations
 from explainer.budget import DEFAULT_BUDGET_S, Budget
 from explainer.match.matcher import AMBIGUOUS_GAP, THRESHOLD
 from explainer.model import Candidate, Parsed, Record
-from explainer.parse.parser import lang_hint, parse_text
+from explainer.parse.assemble import lang_hint, parse_text
 
 
 class Answer(Record):
@@ -61,7 +61,7 @@ def _raise_if_damaged(index) -> None:
     damage = getattr(index, "damage", None) if index is not None else None
     problems = damage() if damage is not None else []
     if problems:
-        from explainer.errors import IndexError_
+        from explainer.model import IndexError_
 
         more = f" and {len(problems) - 1} more" if len(problems) > 1 else ""
         raise IndexError_(

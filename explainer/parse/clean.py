@@ -7,15 +7,6 @@ the lines looks at the budget."""
 from __future__ import annotations
 
 from explainer.budget import PARSE_RESERVE, Budget
-from explainer.parse.decode import (
-    _HTML_ENTITIES,
-    _drop_env_report,
-    _from_error_object,
-    _from_escaped,
-    _from_notebook_json,
-    _strip_gutter,
-    _untranslate,
-)
 from explainer.parse.state import (
     _CHECK_CHARS,
     _CHECK_LINES,
@@ -362,17 +353,24 @@ def _at_most_three_shown(raw_lines: list[str]) -> bool:
 def _decoded(text: str, hints: set[str]) -> str:
     """A notebook's error output, an error object as VS Code copies it, or a traceback logged with
     escaped line breaks, decoded (:mod:`explainer.parse.decode`); valid Unicode after any of them."""
-    nb = _from_notebook_json(text)
-    if nb is not None:
-        text = nb
-        hints.add("jupyter")
-    else:
-        obj = _from_error_object(text)
-        if obj is not None:
-            text = obj
-        elif "\\n" in text:
-            text = _from_escaped(text) or text
+    # the decoders' own first tests, here: a plain paste never loads them
+    if ('"traceback"' in text and '"ename"' in text) or ('"stack"' in text and '"message"' in text) or "\\n" in text:
+        from explainer.parse import decode
+
+        nb = decode._from_notebook_json(text)
+        if nb is not None:
+            text = nb
+            hints.add("jupyter")
+        else:
+            obj = decode._from_error_object(text)
+            if obj is not None:
+                text = obj
+            elif "\\n" in text:
+                text = decode._from_escaped(text) or text
     return valid_unicode(text)  # the decoders read JSON escapes: \ud800 alone is a lone surrogate
+
+
+_HTML_ENTITIES = ("&quot;", "&lt;", "&gt;", "&#39;", "&#x27;")
 
 
 def _unescaped_html(text: str, hints: set[str]) -> str:
@@ -404,19 +402,25 @@ def _without_invisible(text: str, hints: set[str]) -> str:
 
 def _without_env_report(text: str, hints: set[str]) -> str:
     if "PyTorch version:" in text or "Collecting environment information" in text:
-        return _drop_env_report(text)
+        from explainer.parse import decode
+
+        return decode._drop_env_report(text)
     return text
 
 
 def _untranslated(text: str, hints: set[str]) -> str:
     if ("回溯" in text or "追溯" in text or "错误：" in text or "错误:" in text) and _CJK.search(text):
-        return _untranslate(text)
+        from explainer.parse import decode
+
+        return decode._untranslate(text)
     return text
 
 
 def _without_gutter(text: str, hints: set[str]) -> str:
     if text[:1].isdigit() or "\n1" in text[:2000]:
-        return _strip_gutter(text)
+        from explainer.parse import decode
+
+        return decode._strip_gutter(text)
     return text
 
 

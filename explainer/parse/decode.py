@@ -308,9 +308,6 @@ def _drop_env_report(text: str) -> str:
     return "\n".join(out)
 
 
-_HTML_ENTITIES = ("&quot;", "&lt;", "&gt;", "&#39;", "&#x27;")
-
-
 _TB_KEY = Lazy(r'"traceback"\s*+:\s*+\[')
 
 

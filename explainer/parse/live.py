@@ -143,7 +143,7 @@ def live_facts(exc: BaseException) -> dict[str, str]:
     (``call_in_features`` ...). Read-only, as :func:`live_values`."""
     import inspect
 
-    from explainer.codeline import code_values
+    from explainer.source import code_values
 
     torch = sys.modules.get("torch")
     tb = _user_frame(exc.__traceback__) if torch is not None else None

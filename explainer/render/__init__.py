@@ -1,2 +1,58 @@
-"""The fifth stage, the one place an answer meets its entries: :mod:`explainer.render.answer` (the
-JSON, the ranked causes and fixes) and :mod:`explainer.render.markdown` (Markdown, HTML, the terminal)."""
+"""The fifth stage, the one place an answer meets its entries. This module: the answer joined with the
+entries it names, as data (the JSON ``tbx explain --json`` writes, each match's causes and fixes
+ranked for the paste), light on purpose, since ``tbx explain --json`` imports it and not the Markdown
+and HTML renderer, :mod:`explainer.render.markdown` (which also writes the API's rendered JSON)."""
+
+from __future__ import annotations
+
+
+def advice_for(answer, index, cand, *, source=None, live: dict | None = None) -> dict:
+    """Causes and fixes of ``cand``'s entry ranked for this paste (:func:`explainer.advise.advise.advise`).
+    ``source`` reads the user's file (file -> lines, or None) where the surface may (the CLI, the
+    hooks; never the HTTP API), for the rewrites that change another line than the failing one."""
+    from explainer.advise.advise import advise
+
+    return advise(
+        index.entry(cand.id) or {},
+        answer.parsed,
+        cand.captures,
+        live=live if live is not None else answer.live,
+        source=source,
+    )
+
+
+def answer_json(answer, index, *, lang: str = "en", source=None, render_match=None) -> dict:
+    """The answer as ``tbx explain --json`` writes it (INTERFACES.md). ``render_match`` (``(answer,
+    index, cand, lang, advice) -> dict``) adds each match's rendering: see
+    :func:`explainer.render.markdown.rendered_json`, which the API writes."""
+    from explainer.advise.advise import as_json as advise_json
+
+    out_matches = []
+    for c in answer.matches:
+        e = index.entries[c.id]
+        title = (
+            e["title_zh"] if lang == "zh" else e["title_en"] if lang == "en" else f"{e['title_en']} / {e['title_zh']}"
+        )
+        reasons = list(c.reasons)
+        if lang == "zh":
+            from explainer.i18n import reason
+
+            reasons = [reason(r, lang) for r in reasons]
+        m = {"id": c.id, "score": c.score, "title": title, "reasons": reasons, "captures": dict(c.captures)}
+        advice = advice_for(answer, index, c, source=source)  # ranked once: the JSON and the rendering show the same
+        m.update(advise_json(advice, lang))
+        if render_match is not None:
+            m["rendered"] = render_match(answer, index, c, lang=lang, advice=advice)
+        out_matches.append(m)
+    out = {
+        "parsed": answer.parsed.as_json(),
+        "matches": out_matches,
+        "abstained": not out_matches,
+        "ambiguous": answer.ambiguous,
+    }
+    if not out_matches and answer.candidates:
+        out["nearest"] = [{"id": c.id, "score": c.score} for c in answer.candidates[:2]]
+    out["raised_at"] = [dict(r) for r in answer.raised_at]
+    if answer.partial:
+        out["partial"] = True
+    return out

@@ -6,7 +6,7 @@ The language is chosen here, at render time; the analysis result never holds it.
 from __future__ import annotations
 
 from explainer.advise.advise import code_span, fill_text
-from explainer.render.answer import advice_for, answer_json
+from explainer.render import advice_for, answer_json
 
 TYPE_CHECKING = False  # the annotations are strings: typing is not imported at run time
 if TYPE_CHECKING:
@@ -361,7 +361,7 @@ def markdown_to_html(md: str) -> str:
 
 
 def rendered_json(answer, index, *, lang: str = "en", source=None) -> dict:
-    """:func:`~explainer.render.answer.answer_json` with each match rendered (``rendered``: Markdown,
+    """:func:`~explainer.render_json` with each match rendered (``rendered``: Markdown,
     HTML, the short answer and the rest) and, for an uncurated answer, the raise sites: what the API
     writes and the paste page shows."""
     out = answer_json(answer, index, lang=lang, source=source, render_match=render_match)

@@ -122,7 +122,7 @@ def _explain(args) -> int:
             record(result, text, index=index)
     # the user's own machine: the fixes may read their files
     if args.json:
-        from explainer.render.answer import answer_json
+        from explainer.render import answer_json
 
         _print_json(answer_json(result, index, lang=lang, source=local_lines))
         return EXIT_OK
@@ -654,7 +654,7 @@ def _run(args) -> int:
         print(f"tbx: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except Exception as exc:
-        errors = sys.modules.get("explainer.errors")  # loaded by every command that reads the index
+        errors = sys.modules.get("explainer.model")  # loaded by every command that reads the index
         if errors is None or not isinstance(exc, errors.IndexError_):
             raise
         print(f"tbx: {exc}", file=sys.stderr)
