@@ -9,8 +9,6 @@ Importing this package is free: everything is loaded on first use.
 
 from __future__ import annotations
 
-from explainer._version import __version__
-
 __all__ = ["__version__", "install", "uninstall", "load_ipython_extension", "unload_ipython_extension"]
 
 
@@ -38,3 +36,12 @@ def unload_ipython_extension(shell) -> None:
     from explainer.surfaces.magics import unload_ipython_extension as _unload
 
     _unload(shell)
+
+
+def __getattr__(name: str):
+    """``explainer.__version__``, read from ``_version.py`` when asked (nothing is loaded on import)."""
+    if name == "__version__":
+        from explainer._version import __version__
+
+        return __version__
+    raise AttributeError(f"module 'explainer' has no attribute {name!r}")
