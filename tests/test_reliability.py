@@ -500,6 +500,18 @@ def test_tbx_explain_with_a_paste_naming_special_files_returns(tmp_path):
 # --- never touch a user's file ---------------------------------------------------------------------
 
 
+def _tbx(args: list[str], env: dict) -> subprocess.CompletedProcess:
+    """``tbx ARGS`` in a new process with ``env``, a paste on its standard input."""
+    return subprocess.run(
+        [sys.executable, "-m", "explainer", *args],
+        input=b"RuntimeError: grad can be implicitly created only for scalar outputs",
+        capture_output=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+    )
+
+
 def _user_db(path) -> bytes:
     import sqlite3
 
@@ -525,14 +537,7 @@ def test_tbx_index_naming_a_users_file_never_replaces_it(tmp_path, how):
     }[how]
     if how == "build-out":
         env.pop("TBX_INDEX")
-    out = subprocess.run(
-        [sys.executable, "-m", "explainer", *cmd],
-        input=b"RuntimeError: grad can be implicitly created only for scalar outputs",
-        capture_output=True,
-        cwd=ROOT,
-        env=env,
-        timeout=120,
-    )
+    out = _tbx(cmd, env)
     assert out.returncode == 2, out
     err = out.stderr.decode()
     assert "not a traceback-explainer index" in err and "Traceback" not in err and err.count("\n") == 1, err
@@ -572,14 +577,7 @@ def test_a_damaged_index_is_one_line_not_a_traceback(tmp_path, damage):
     con.close()
     env = {**os.environ, "TBX_INDEX": str(bad)}
     for cmd in (["explain", "-"], ["serve", "--port", "9"]):
-        out = subprocess.run(
-            [sys.executable, "-m", "explainer", *cmd],
-            input=b"RuntimeError: grad can be implicitly created only for scalar outputs",
-            capture_output=True,
-            cwd=ROOT,
-            env=env,
-            timeout=120,
-        )
+        out = _tbx(cmd, env)
         err = out.stderr.decode()
         assert out.returncode == 2 and "is damaged" in err and "tbx build" in err, (cmd, err)
         assert err.count("\n") == 1, err
