@@ -55,10 +55,21 @@ def read_cases(path: Path) -> list[tuple[str, str, dict]]:
 def pytest_collection_modifyitems(config, items):
     """``TBX_TEST_SHUFFLE=<seed>`` runs the tests in an order shuffled by that seed (the same on every
     xdist worker, which must collect the same order): a test that passes only after, or only without,
-    another one shows up. ``.ci/run`` runs the quick loop once this way."""
+    another one shows up. ``.ci/run`` runs the quick loop once this way. (Shuffled across modules, the
+    whole suite rebuilt module-scoped fixtures at every switch and ran for hours.)"""
     import os
     import random
 
     seed = os.environ.get("TBX_TEST_SHUFFLE")
     if seed:
-        random.Random(seed).shuffle(items)
+        # the modules in a shuffled order, and the tests in each: a module's tests stay together, so
+        # a module-scoped fixture (the kb attack's takes minutes) is built once, not at every switch
+        rnd = random.Random(seed)
+        modules: dict[str, list] = {}
+        for item in items:
+            modules.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
+        groups = list(modules.values())
+        rnd.shuffle(groups)
+        for group in groups:
+            rnd.shuffle(group)
+        items[:] = [item for group in groups for item in group]
