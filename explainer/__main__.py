@@ -1,3 +1,3 @@
-from explainer.surfaces.cli import main
+from explainer.surfaces.cli import entry
 
-raise SystemExit(main())
+entry()

@@ -372,3 +372,19 @@ def test_a_code_line_the_compiler_warns_about_prints_no_warning(args):
     )
     assert out.returncode == 0 and b"Warning" not in out.stderr, out.stderr.decode()
     assert b"backward-non-scalar-output" in out.stdout or "标量".encode() in out.stdout or b"scalar" in out.stdout
+
+
+def test_one_shot_exit_keeps_the_whole_answer_and_the_exit_code():
+    """``tbx explain`` leaves without the interpreter's teardown (:func:`explainer.surfaces.cli.entry`):
+    the answer must still arrive whole on a pipe, however long, and the exit status stay the command's."""
+    paste = b"RuntimeError: grad can be implicitly created only for scalar outputs\n"
+    out = tbx("explain", "--json", stdin=paste)
+    assert out.returncode == 0 and json.loads(out.stdout)["matches"][0]["id"] == "backward-non-scalar-output"
+    frames = "".join(f'  File "/home/u/proj/train_{i}.py", line {i}, in step_{i}\n    out = model_{i}(x)\n' for i in range(3000))
+    long = tbx("explain", "--json", stdin=f"Traceback (most recent call last):\n{frames}".encode() + paste)
+    assert long.returncode == 0 and len(long.stdout) > 256 * 1024  # many times a pipe's buffer
+    assert len(json.loads(long.stdout)["parsed"]["frames"]) > 100
+    missing = tbx("explain", "/nonexistent/paste.txt")
+    assert missing.returncode == 2 and missing.stderr.startswith(b"tbx: cannot read")
+    empty = tbx("explain", "--json", stdin=b"")
+    assert empty.returncode == 2 and b"empty input" in empty.stderr

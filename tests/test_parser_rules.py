@@ -327,7 +327,7 @@ def test_a_new_structural_rule_ends_messages_without_a_second_edit(monkeypatch):
 
 
 def test_the_words_a_structural_line_needs_never_hide_one():
-    """The cheap test first (one search for the union of the rules' ``needs``) is true on every line
+    """The cheap test first (any word of the union of the rules' ``needs``) is true on every line
     of the repository's pastes that a rule's ``ends_message`` takes."""
     from explainer.parse import grammar as scan
 
@@ -337,4 +337,4 @@ def test_the_words_a_structural_line_needs_never_hide_one():
     for paste in seeds():
         for line in paste.split("\n"):
             if any(starts(line) for starts in scan._STRUCTURAL):
-                assert scan._STRUCTURAL_WORDS.search(line), line
+                assert any(w in line for w in scan._STRUCTURAL_WORDS), line

@@ -326,11 +326,12 @@ def _looks_like_type(name: str, after_frames: bool) -> bool:
     return after_frames and bool(_CAMEL.match(last)) and ("." in name or "::" in name)
 
 
-def structural(rules) -> tuple[tuple, Lazy]:
+def structural(rules) -> tuple[tuple, tuple[str, ...]]:
     """What :func:`_is_structural` reads, made from a table of rules, in its order: their
-    ``ends_message`` tests and one expression for the union of their ``needs``."""
+    ``ends_message`` tests and the union of their ``needs`` (a dozen words: substring tests cost less
+    than compiling one alternation of them on every start)."""
     starts = tuple(rule.ends_message for rule in rules if rule.ends_message is not None)
-    words = Lazy("|".join(re.escape(w) for rule in rules if rule.ends_message for w in rule.needs))
+    words = tuple(dict.fromkeys(w for rule in rules if rule.ends_message for w in rule.needs))
     return starts, words
 
 
@@ -342,14 +343,14 @@ def use_rules(rules) -> None:
 
 
 _STRUCTURAL: tuple = ()  # set by use_rules from the scan's table
-_STRUCTURAL_WORDS: Lazy | re.Pattern[str] = re.compile(r"(?!)")  # matches nothing until then
+_STRUCTURAL_WORDS: tuple[str, ...] = ()  # none until then
 
 
 def _is_structural(line: str) -> bool:
     """Whether ``line`` ends the message above it: one of the line rules that start a new part of a
     traceback would take it (derived from ``LINE_RULES``: each rule says so with :func:`ends_message`)."""
     # most lines hold none of the words a rule's start needs: one search over their union says so
-    return _STRUCTURAL_WORDS.search(line) is not None and any(starts(line) for starts in _STRUCTURAL)
+    return any(w in line for w in _STRUCTURAL_WORDS) and any(starts(line) for starts in _STRUCTURAL)
 
 
 def ends_message(starts, *, needs: tuple[str, ...] = ()):
