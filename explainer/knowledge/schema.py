@@ -43,7 +43,9 @@ SCHEMA: dict[str, tuple[type, bool]] = {  # key -> (type, required)
     "torch_verified": (list, True),
     "docs": (list, True),
     "retired": (str, False),
+    "raised_by": (dict, False),
 }
+RAISED_BY_KINDS = ("torch", "library", "environment", "python")
 
 
 def type_problems(meta: dict) -> list[Problem]:
@@ -74,6 +76,20 @@ def schema_problems(entry: Entry) -> list[str]:
     title = meta.get("title")
     if isinstance(title, dict) and not all(isinstance(title.get(lang), str) for lang in LANGS):
         out.append(Problem("KB104", "front matter: title needs the strings 'en' and 'zh'"))
+    raised_by = meta.get("raised_by")
+    if isinstance(raised_by, dict) and (
+        raised_by.get("kind") not in RAISED_BY_KINDS
+        or not isinstance(raised_by.get("library", ""), str)
+        or set(raised_by) - {"kind", "library"}
+        or (raised_by["kind"] in ("library", "environment") and not raised_by.get("library"))
+    ):
+        out.append(
+            Problem(
+                "KB105",
+                "front matter: raised_by is { kind = torch|library|environment|python, library = "
+                '"<distribution or tool>" } (library required for library and environment)',
+            )
+        )
     if out:
         return out
     for p in meta["patterns"]:
