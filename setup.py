@@ -36,6 +36,7 @@ class BuildWithIndex(build_py):
             meta, records = read(gz)
             compile_index(records, meta, str(data / gz.name.replace(".jsonl.gz", ".sqlite")))
         shutil.copy2(HERE / "data" / "LICENSE.pytorch", data / "LICENSE.pytorch")
+        shutil.copy2(HERE / "data" / "facts.json", data / "facts.json")  # packages, pins, drivers
 
 
 setup(cmdclass={"build_py": BuildWithIndex})

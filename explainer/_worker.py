@@ -39,6 +39,19 @@ def unmet(requirement: str) -> str | None:
         )
     if requirement in ("torchvision", "triton"):
         return None if importlib.util.find_spec(requirement) else f"needs {requirement} installed"
+    m = re.match(r"pkg:([A-Za-z0-9][A-Za-z0-9_.-]*)((?:>=|<=|==|<|>)[0-9][0-9.]*)?$", requirement)
+    if m:  # an installed distribution, optionally of some releases: pkg:transformers>=4.40
+        from importlib import metadata
+
+        from explainer.facts import satisfies
+
+        try:
+            installed = metadata.version(m.group(1))
+        except metadata.PackageNotFoundError:
+            return f"needs {m.group(1)} installed"
+        if m.group(2) and not satisfies(installed, m.group(2)):
+            return f"needs {m.group(1)}{m.group(2)} (have {installed})"
+        return None
     try:
         import torch
     except ImportError:

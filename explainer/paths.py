@@ -30,6 +30,12 @@ def kb_dir() -> str:
     return os.path.join(root, "kb") if root else os.path.join(PKG_DIR, "_data", "kb")
 
 
+def data_dir() -> str:
+    """The folder of the shipped data files: a checkout's ``data/``, an installed package's ``_data/``."""
+    root = source_root()
+    return os.path.join(root, "data") if root else os.path.join(PKG_DIR, "_data")
+
+
 def cache_dir() -> str:
     """The user's cache folder for this tool (the XDG convention; LOCALAPPDATA on Windows)."""
     base = (

@@ -380,7 +380,9 @@ def test_one_shot_exit_keeps_the_whole_answer_and_the_exit_code():
     paste = b"RuntimeError: grad can be implicitly created only for scalar outputs\n"
     out = tbx("explain", "--json", stdin=paste)
     assert out.returncode == 0 and json.loads(out.stdout)["matches"][0]["id"] == "backward-non-scalar-output"
-    frames = "".join(f'  File "/home/u/proj/train_{i}.py", line {i}, in step_{i}\n    out = model_{i}(x)\n' for i in range(3000))
+    frames = "".join(
+        f'  File "/home/u/proj/train_{i}.py", line {i}, in step_{i}\n    out = model_{i}(x)\n' for i in range(3000)
+    )
     long = tbx("explain", "--json", stdin=f"Traceback (most recent call last):\n{frames}".encode() + paste)
     assert long.returncode == 0 and len(long.stdout) > 256 * 1024  # many times a pipe's buffer
     assert len(json.loads(long.stdout)["parsed"]["frames"]) > 100

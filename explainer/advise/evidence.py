@@ -49,9 +49,13 @@ _CMP = {
     "In": lambda a, b: a in b,
     "NotIn": lambda a, b: a not in b,
 }
-_ALLOWED = frozenset(
-    ("Expression", "BoolOp", "And", "Or", "UnaryOp", "Not", "USub", "BinOp", "Compare", "Name", "Load", "Constant")
-) | frozenset(_BIN) | frozenset(_CMP)
+_ALLOWED = (
+    frozenset(
+        ("Expression", "BoolOp", "And", "Or", "UnaryOp", "Not", "USub", "BinOp", "Compare", "Name", "Load", "Constant")
+    )
+    | frozenset(_BIN)
+    | frozenset(_CMP)
+)
 
 
 class Unknown(Exception):

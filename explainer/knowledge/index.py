@@ -22,11 +22,11 @@ if TYPE_CHECKING:
     from explainer.match.matcher import Matcher
 
 SCHEMA_VERSION = (
-    "12"  # 6: fixes and causes for the answer; 7: template regexes compiled linear; 9: head_share; 10: pieces;
+    "13"  # 6: fixes and causes for the answer; 7: template regexes compiled linear; 9: head_share; 10: pieces;
     # 11: the start-up blob holds each pattern's entry and words only, the rows are read when needed;
-    # 12: it holds the matcher's word table, built once
+    # 12: it holds the matcher's word table, built once; 13: each entry's raised_by
 )
-_JSON_COLUMNS = ("exception_types", "frames", "signals", "excludes")
+_JSON_COLUMNS = ("exception_types", "frames", "signals", "excludes", "raised_by")
 
 
 def fingerprint(kb_dir) -> str:
@@ -193,6 +193,7 @@ def _write(entries, tmp, kb_dir, fp) -> None:
                 "frames": json.dumps(m.get("frames", [])),
                 "signals": json.dumps(m.get("signals", [])),
                 "excludes": json.dumps(m.get("excludes", [])),
+                "raised_by": json.dumps(m.get("raised_by") or {"kind": "torch"}),
                 "wraps": int(bool(m.get("wraps", False))),
                 "retired": m.get("retired"),
                 "doc": json.dumps(entry_doc(e), ensure_ascii=False),

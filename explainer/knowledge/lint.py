@@ -40,11 +40,20 @@ CATEGORIES = {
     "interop",
     "install",
     "other",
+    # raised outside torch (kb/README.md, raised_by)
+    "environment",
+    "build",
+    "pip",
+    "package",
+    "hub",
+    "model-loading",
+    "python",
 }
 KINDS = {"error", "warning", "log"}
 CODE_VALUES = {"code", "target", "call", "receiver", "arg0", "arg1"}
 REQUIREMENTS = re.compile(
-    r"^(cuda|old-cuda-driver|multi-gpu|mps|linux|windows|macos|torchvision|triton|c-compiler|ninja|numpy<2|torch(>=|<|==)[0-9.]+)$"
+    r"^(cuda|old-cuda-driver|multi-gpu|mps|linux|windows|macos|torchvision|triton|c-compiler|ninja|numpy<2|torch(>=|<|==)[0-9.]+"
+    r"|pkg:[A-Za-z0-9][A-Za-z0-9_.-]*((>=|<=|==|<|>)[0-9][0-9.]*)?)$"
 )
 SNIPPET_OPTIONS = {"raises", "warns", "logs", "requires", "isolated", "timeout", "cause", "causes"}
 MIN_EXERCISED = 2  # reproducers each rewrite is applied to and run on by ``tbx verify``

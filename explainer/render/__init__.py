@@ -21,6 +21,25 @@ def advice_for(answer, index, cand, *, source=None, live: dict | None = None) ->
     )
 
 
+def raised_by(answer, index) -> dict:
+    """Who raised the error: the top entry's ``raised_by``, else what the paste itself shows."""
+    from explainer.match.origin import from_entry, from_paste
+
+    if answer.matches:
+        return from_entry(index.entries[answer.matches[0].id].get("raised_by"))
+    return from_paste(answer.parsed, answer.raised_at)
+
+
+def environment_notes(answer, who: dict, source) -> list[dict]:
+    """Facts about the environment for this answer (``{"en", "zh"}`` each); the installed versions
+    only where the surface may look (it passes ``source``)."""
+    if who.get("kind") not in ("environment", "library") and "No module named" not in (answer.parsed.message or ""):
+        return []
+    from explainer.advise.environment import notes
+
+    return notes(answer.parsed, who, local=source is not None)
+
+
 def answer_json(answer, index, *, lang: str = "en", source=None, render_match=None) -> dict:
     """The answer as ``tbx explain --json`` writes it (INTERFACES.md). ``render_match`` (``(answer,
     index, cand, lang, advice) -> dict``) adds each match's rendering: see
@@ -53,6 +72,8 @@ def answer_json(answer, index, *, lang: str = "en", source=None, render_match=No
     if not out_matches and answer.candidates:
         out["nearest"] = [{"id": c.id, "score": c.score} for c in answer.candidates[:2]]
     out["raised_at"] = [dict(r) for r in answer.raised_at]
+    out["raised_by"] = who = raised_by(answer, index)
+    out["notes"] = [n["zh" if lang == "zh" else "en"] for n in environment_notes(answer, who, source)]
     if answer.partial:
         out["partial"] = True
     return out

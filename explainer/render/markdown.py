@@ -6,7 +6,7 @@ The language is chosen here, at render time; the analysis result never holds it.
 from __future__ import annotations
 
 from explainer.advise.advise import code_span, fill_text
-from explainer.render import advice_for, answer_json
+from explainer.render import advice_for, answer_json, environment_notes, raised_by
 
 TYPE_CHECKING = False  # the annotations are strings: typing is not imported at run time
 if TYPE_CHECKING:
@@ -23,6 +23,7 @@ LABELS = {
         "docs": "Docs",
         "parsed": "Parsed",
         "none": "No known PyTorch error matches this paste.",
+        "raised_by": "Raised by {who}, not by PyTorch; no entry of the knowledge base fits it yet.",
         "nearest": "Nearest entries",
         "ambiguous": "Two entries fit this message about equally well; paste the full traceback to tell them apart.",
         "other": "Also possible",
@@ -49,6 +50,7 @@ LABELS = {
         "docs": "文档",
         "parsed": "解析结果",
         "none": "没有找到与这段报错对应的已知 PyTorch 错误。",
+        "raised_by": "这个错误来自{who}，不是 PyTorch 抛出的；知识库里还没有与之对应的条目。",
         "nearest": "最接近的条目",
         "ambiguous": "有两个条目都差不多符合这条报错信息，请贴出完整的 traceback 以便区分。",
         "other": "也可能是",
@@ -403,7 +405,16 @@ def answer_markdown(answer, index, *, lang: str, source=None) -> str:
     if not matches and answer.raised_at:
         return "\n".join([parsed_line, "", raised_at_markdown(answer, lang=lang)])
     if not matches:
-        out = [parsed_line, "", L["none"]]
+        who = raised_by(answer, index)
+        kind = who.get("kind")
+        names = WHO["zh" if lang == "zh" else "en"]
+        if kind in names:
+            out = [parsed_line, "", L["raised_by"].format(who=names[kind].format(lib=who.get("library") or "?"))]
+        else:
+            out = [parsed_line, "", L["none"]]
+        notes = environment_notes(answer, who, source)
+        if notes:
+            out += [*(f"- {n['zh' if lang == 'zh' else 'en']}" for n in notes), ""]
         if answer.candidates:
             out.append(f"{L['nearest']}: " + ", ".join(f"`{c.id}` ({c.score:.2f})" for c in answer.candidates[:2]))
         return "\n".join(out) + "\n"
@@ -412,6 +423,7 @@ def answer_markdown(answer, index, *, lang: str, source=None) -> str:
         parts.append(f"> {L['ambiguous']}\n")
     first = matches[0]
     parts.append(render_match(answer, index, first, lang=lang, source=source)["markdown"])
+    parts += _notes_markdown(answer, index, lang, source)
     if answer.raised_at:
         parts.append(raised_at_markdown(answer, lang=lang))
     for c in matches[1:]:
@@ -424,6 +436,21 @@ def answer_markdown(answer, index, *, lang: str, source=None) -> str:
             title = e["title_zh"] if lang == "zh" else e["title_en"]
             parts.append(f"*{L['other']}:* `{c.id}` — {title} ({c.score:.2f})")
     return "\n".join(parts)
+
+
+WHO = {  # who raised an error no entry fits, in LABELS' "raised_by"
+    "en": {
+        "library": "the library {lib}",
+        "environment": "the environment ({lib})",
+        "python": "Python, in your own code",
+    },
+    "zh": {"library": "库 {lib}", "environment": "运行环境（{lib}）", "python": "Python，在你自己的代码里"},
+}
+
+
+def _notes_markdown(answer, index, lang: str, source) -> list[str]:
+    notes = environment_notes(answer, raised_by(answer, index), source)
+    return ["\n".join(f"- {n['zh' if lang == 'zh' else 'en']}" for n in notes) + "\n"] if notes else []
 
 
 def short_segments(
@@ -467,7 +494,7 @@ def short_markdown(answer, index, *, lang: str, more: str | None = None, source=
     doc = index.entry(c.id)
     advice = advice_for(answer, index, c, source=source)
     segs = short_segments(answer, c, doc=doc, values=fix_values(answer, c), advice=advice, lang=lang)
-    parts = [segments_markdown(segs).rstrip("\n") + "\n"]
+    parts = [segments_markdown(segs).rstrip("\n") + "\n", *_notes_markdown(answer, index, lang, source)]
     if answer.ambiguous and len(matches) > 1:
         parts.append(f"> {LABELS['zh' if lang == 'zh' else 'en']['ambiguous']} ({code_span(matches[1].id)})\n")
     if answer.raised_at:

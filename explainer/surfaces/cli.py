@@ -143,6 +143,23 @@ def _lang(lang: str, text: str) -> str:
     return detect_lang(text)
 
 
+def cmd_doctor(args) -> int:
+    """Exit 0 when nothing is wrong, 1 when a check found a problem."""
+    from explainer.surfaces.doctor import live_env, render, report_env, run_checks
+
+    env = live_env() if args.report is None else report_env(_read_input(None if args.report == "-" else args.report))
+    if args.report is not None and not env.versions:
+        raise UsageError(
+            "no package versions in that report (expected collect_env, pip list, pip freeze or conda list)"
+        )
+    checks = run_checks(env, args.lang)
+    if args.json:
+        _print_json({"source": env.source, "checks": checks})
+    else:
+        print(render(checks, env.source, args.lang))
+    return 1 if any(c["status"] == "problem" for c in checks) else EXIT_OK
+
+
 def cmd_parse(args) -> int:
     from explainer.parse.parser import parse_text
 
@@ -445,6 +462,15 @@ def build_parser():
         help="record what it cannot answer in the gap log (redacted; see the README)",
     )
     s.set_defaults(func=cmd_serve)
+
+    s = sub.add_parser(
+        "doctor",
+        help="check this Python's environment (or a pasted collect_env / pip list / conda list report)",
+    )
+    s.add_argument("report", nargs="?", help="a report file, or - for stdin (default: check the live environment)")
+    s.add_argument("--json", action="store_true", help='{"checks": [{"id", "status", "message", "fix"}]}')
+    s.add_argument("--lang", choices=("en", "zh"), default="en", help="the language of the messages (default en)")
+    s.set_defaults(func=cmd_doctor)
 
     s = sub.add_parser("new", help="scaffold kb/ID.md from the catalog line of ID")
     s.add_argument("id", help="the catalog id of the error (lower-case words joined by '-')")

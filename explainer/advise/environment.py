@@ -1,0 +1,110 @@
+"""Facts for an answer about the environment: which distribution provides a missing module, what is
+installed here, and where to look next (``tbx doctor``).
+
+Where the surface may look at the user's machine (the CLI, the hooks: they pass a ``source`` reader),
+installed versions come from :mod:`importlib.metadata`, never by importing the package; the HTTP API
+uses only the paste.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from explainer.textio import Lazy
+
+_MISSING = Lazy(r"No module named '([A-Za-z_][\w.]{0,200})'")
+_CANNOT_IMPORT = Lazy(r"cannot import name '(\w{1,200})' from '([A-Za-z_][\w.]{0,200})'")
+
+
+def installed_version(dist: str) -> str | None:
+    from importlib import metadata
+
+    try:
+        return metadata.version(dist)
+    except (metadata.PackageNotFoundError, ValueError, OSError):
+        return None
+
+
+def _note(en: str, zh: str) -> dict:
+    return {"en": en, "zh": zh}
+
+
+def _alternatives(dists: list[str]) -> tuple[str, str]:
+    first, rest = f"`{dists[0]}`", ", ".join(f"`{d}`" for d in dists[1:4])
+    return (first + (f" (or {rest})" if rest else ""), first + (f"（或 {rest}）" if rest else ""))
+
+
+def notes(parsed, raised_by: dict, *, local: bool = False) -> list[dict]:
+    """What the answer adds about the environment, ``{"en", "zh"}`` each."""
+    from explainer.facts import distributions_of
+
+    out: list[dict] = []
+    message = (parsed.message or "")[:2000]
+    m = _MISSING.search(message)
+    if m and (parsed.exc_type or "").rsplit(".", 1)[-1] in ("ModuleNotFoundError", "ImportError"):
+        name = m.group(1)
+        top = name.split(".", 1)[0]
+        dists = distributions_of(top) if top not in sys.stdlib_module_names else []
+        if dists:
+            en, zh = _alternatives(dists)
+            out.append(_note(f"`{top}` is provided by {en}.", f"`{top}` 由 {zh} 提供。"))
+            have = [(d, v) for d in dists if (v := installed_version(d))] if local else []
+            if have and "." in name:
+                d, v = have[0]
+                out.append(
+                    _note(
+                        f"{d} {v} is installed here, but it has no `{name}`: the installed release or build "
+                        "lacks that submodule (renamed or moved in another release, or a build without its compiled ops).",
+                        f"这里装了 {d} {v}，但其中没有 `{name}`：这个版本或这个构建里没有该子模块"
+                        "（在别的版本里被改名或移动了，或者安装的是没有编译算子的构建）。",
+                    )
+                )
+            elif have:
+                d, v = have[0]
+                out.append(
+                    _note(
+                        f"{d} {v} is installed for {sys.executable}, yet `{top}` cannot be imported: the program "
+                        "runs another Python, or a file or folder named `{top}` hides it (`tbx doctor` checks).".replace(
+                            "{top}", top
+                        ),
+                        f"{d} {v} 已经装在 {sys.executable} 里，但 `{top}` 导入不了：程序用的是另一个 Python，"
+                        f"或者有同名的文件或文件夹 `{top}` 把它遮住了（`tbx doctor` 会检查）。",
+                    )
+                )
+            elif local:
+                out.append(
+                    _note(
+                        f"None of them is installed for {sys.executable}: `{sys.executable} -m pip install {dists[0]}`.",
+                        f"{sys.executable} 里一个都没装：`{sys.executable} -m pip install {dists[0]}`。",
+                    )
+                )
+            else:
+                out.append(
+                    _note(
+                        f"Install it with `python -m pip install {dists[0]}`.",
+                        f"安装：`python -m pip install {dists[0]}`。",
+                    )
+                )
+    m = _CANNOT_IMPORT.search(message)
+    if m and local:
+        module = m.group(2)
+        dists = distributions_of(module.split(".", 1)[0])
+        have = [(d, v) for d in dists if (v := installed_version(d))]
+        if have and "unknown location" not in message and "partially initialized" not in message:
+            d, v = have[0]
+            out.append(
+                _note(
+                    f"Installed here: {d} {v}, which does not offer `{m.group(1)}`: names move between releases, "
+                    "so compare with the release the importing code was written for.",
+                    f"这里安装的是 {d} {v}，它不提供 `{m.group(1)}`：名字会在版本之间移动，"
+                    "请对照导入它的代码所针对的版本。",
+                )
+            )
+    if local and raised_by.get("kind") == "environment":
+        out.append(
+            _note(
+                "`tbx doctor` checks this environment: versions that do not fit together, NumPy's ABI, CUDA and the driver.",
+                "`tbx doctor` 可以检查这个环境：互不匹配的版本、NumPy 的 ABI、CUDA 与驱动。",
+            )
+        )
+    return out

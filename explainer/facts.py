@@ -1,0 +1,120 @@
+"""Facts about packages, versions and drivers (``data/facts.json``, built by
+:mod:`explainer.knowledge.facts_build` from the packages' own metadata), and the small version
+arithmetic that reads them. Loaded on first use: an answer about torch never reads this file."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+from explainer.paths import data_dir
+
+# NVIDIA's minimum driver for each CUDA major release under minor version compatibility (a torch wheel
+# carries its CUDA runtime, so the driver must reach the runtime's major family's minimum). Source:
+# https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html (Table 1, checked
+# 2026-12-06: 11.x >= 450.80.02 on Linux / 452.39 on Windows, 12.x >= 525, 13.x >= 580; the CUDA 12.0
+# and 13.0 release notes give the Linux builds 525.60.13 and 580.65.06).
+# Before CUDA 11 each minor release needed its own driver (the release notes' "CUDA Toolkit and Corresponding
+# Driver Versions" table, Linux x86-64; the Windows values are not recorded here, so a report from Windows
+# with such an old CUDA gets no driver verdict).
+CUDA_MIN_DRIVER: dict[str, tuple[str | None, str | None]] = {
+    "13": ("580.65.06", "580"),
+    "12": ("525.60.13", "525"),
+    "11": ("450.80.02", "452.39"),
+    "10.2": ("440.33", None),
+    "10.1": ("418.39", None),
+    "10.0": ("410.48", None),
+    "9.2": ("396.26", None),
+    "9.0": ("384.81", None),
+}
+CUDA_MIN_DRIVER_SOURCE = "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html"
+
+_FACTS: dict | None = None
+
+
+def facts() -> dict:
+    """The data file, read once ({} where it is missing: every answer that needs it then says less)."""
+    global _FACTS
+    if _FACTS is None:
+        try:
+            with open(os.path.join(data_dir(), "facts.json"), encoding="utf-8") as f:
+                _FACTS = json.load(f)
+        except (OSError, ValueError):
+            _FACTS = {}
+    return _FACTS
+
+
+def version_key(v: str) -> tuple:
+    """A sortable key for a release string (``2.3.0+cu121`` -> (2, 3, 0); local parts ignored)."""
+    v = v.split("+", 1)[0].strip().lower()
+    out = []
+    for part in re.findall(r"\d+|[a-z]+", v[:64]):
+        out.append((0, int(part)) if part.isdigit() else (-1, part))
+    while out and out[-1] == (0, 0):
+        out.pop()
+    return tuple(out)
+
+
+def satisfies(version: str, spec: str) -> bool | None:
+    """Whether ``version`` meets a requirement such as ``==2.3.0``, ``>=1.8,<2`` or ``==2.3.*``;
+    None where the spec cannot be read."""
+    v = version_key(version)
+    for clause in (c.strip() for c in spec.split(",") if c.strip()):
+        m = re.fullmatch(r"(===|==|!=|>=|<=|~=|>|<)\s*([\w.*+!-]+)", clause)
+        if not m:
+            return None
+        op, target = m.groups()
+        if target.endswith(".*"):
+            prefix = version_key(target[:-2])
+            ok = v[: len(prefix)] == prefix
+            if (op == "==" and not ok) or (op == "!=" and ok):
+                return False
+            continue
+        t = version_key(target)
+        if op == "~=":
+            ok = v >= t and v[: max(1, len(t) - 1)] == t[: max(1, len(t) - 1)]
+        else:
+            ok = {
+                "==": v == t,
+                "===": v == t,
+                "!=": v != t,
+                ">=": v >= t,
+                "<=": v <= t,
+                ">": v > t,
+                "<": v < t,
+            }[op]
+        if not ok:
+            return False
+    return True
+
+
+def torch_for(dist: str, version: str) -> str | None:
+    """The torch requirement of a companion release (``torchvision`` 0.18.0 -> ``==2.3.0``)."""
+    rec = facts().get("pins", {}).get(dist.lower(), {}).get(version.split("+", 1)[0])
+    return rec["torch"] if rec else None
+
+
+def companion_for(dist: str, torch_version: str) -> list[str]:
+    """The releases of a companion built for ``torch_version`` (exact pins only)."""
+    tv = torch_version.split("+", 1)[0]
+    out = []
+    for v, rec in facts().get("pins", {}).get(dist.lower(), {}).items():
+        spec = rec["torch"]
+        if spec.startswith("==") and "," not in spec and version_key(spec[2:]) == version_key(tv):
+            out.append(v)
+    return out
+
+
+def distributions_of(import_name: str) -> list[str]:
+    """The distributions that provide a top-level import name (``cv2`` -> opencv-python, ...)."""
+    return list(facts().get("import_names", {}).get(import_name.split(".", 1)[0], []))
+
+
+def min_driver(cuda: str, windows: bool = False) -> str | None:
+    """The least driver that runs a CUDA ``cuda`` runtime (minor version compatibility)."""
+    parts = cuda.split(".")
+    rec = CUDA_MIN_DRIVER.get(".".join(parts[:2])) or (
+        CUDA_MIN_DRIVER.get(parts[0]) if parts[0].isdigit() and int(parts[0]) >= 11 else None
+    )
+    return rec[1 if windows else 0] if rec else None

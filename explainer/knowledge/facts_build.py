@@ -1,0 +1,278 @@
+"""Build ``data/facts.json``: facts about packages, read from the packages themselves.
+
+What it holds (each fact with where it came from):
+
+- ``pins``: for torchvision, torchaudio and xformers (the companions that pin torch exactly), each
+  release's ``torch`` requirement, from the wheel's own metadata (``Requires-Dist``);
+- ``torch_cuda``: the CUDA runtime the default Linux x86-64 torch wheel of each release requires
+  (its ``nvidia-cuda-runtime-cu*`` pin), from the same metadata;
+- ``import_names``: import name -> distributions, from the ``top_level`` names in the wheels of the
+  distributions PyTorch users install (read from each wheel's zip directory, fetched by HTTP range
+  requests, not the whole file), then pipreqs' mapping (Apache-2.0, ``pipreqs/mapping`` of the pinned
+  pipreqs wheel) for the rest.
+
+The build has two steps. ``fetch`` asks the package index (``pip install --dry-run --report``, which
+reads only metadata) and the wheel files' zip directories, and stores the raw answers in a cache
+folder; ``build`` turns the cache into the data file and is a pure function of it, so the same cache
+rebuilds the same bytes (``tests/test_facts.py``). Every record keeps the wheel's file name and the
+sha256 the index gives for it. Rebuild::
+
+    python -m explainer.knowledge.facts_build fetch  --cache /tmp/tbx-facts   # network: the index
+    python -m explainer.knowledge.facts_build build  --cache /tmp/tbx-facts   # writes data/facts.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+import tempfile
+import urllib.request
+import zipfile
+from pathlib import Path
+
+# the companions that pin torch, and the oldest release of each worth knowing (torch 1.8, 2021)
+COMPANIONS = {"torchvision": "0.9.0", "torchaudio": "0.8.0", "xformers": "0.0.20"}
+TORCH_SINCE = "1.8.0"
+# distributions whose wheels name the import names users miss (measured on the population's pastes:
+# the packages their `No module named` and `cannot import name` lines name, and their neighbours)
+TOP_LEVEL_DISTS = (
+    "opencv-python", "opencv-python-headless", "opencv-contrib-python", "scikit-learn", "scikit-image",
+    "Pillow", "PyYAML", "mmcv", "mmengine", "mmdet", "mmsegmentation", "timm", "transformers", "diffusers",
+    "huggingface-hub", "accelerate", "peft", "bitsandbytes", "xformers", "sentencepiece", "tokenizers",
+    "einops", "safetensors", "onnx", "onnxruntime", "tensorboard", "lightning", "pytorch-lightning",
+    "torchmetrics", "segment-anything", "ultralytics", "open-clip-torch", "protobuf", "python-dateutil",
+    "beautifulsoup4", "ffmpeg-python", "soundfile", "librosa", "torch-geometric", "triton", "vllm",
+    "numpy", "scipy", "pandas", "matplotlib", "gradio", "fairscale", "nvidia-ml-py", "pycocotools",
+    "albumentations", "imageio", "av", "decord", "moviepy", "jieba", "modelscope", "tiktoken", "wandb",
+    "hydra-core", "omegaconf", "basicsr", "facexlib", "insightface", "addict", "yapf", "fvcore", "iopath",
+    "torchvision", "torchaudio", "torch", "openai-whisper", "sentence-transformers", "datasets", "evaluate",
+    "trl", "auto-gptq", "optimum", "onnxsim", "tensorrt", "pytorch-msssim", "lpips", "kornia", "natsort",
+    "termcolor", "tqdm", "rich", "fire", "easydict", "pyzmq", "msgpack", "attrs", "typing-extensions",
+    "importlib-metadata", "setuptools", "packaging", "filelock", "fsspec", "jinja2", "networkx", "sympy",
+)  # fmt: skip
+PIPREQS = "pipreqs==0.5.0"
+PLATFORMS = ("manylinux_2_28_x86_64", "manylinux2014_x86_64", "manylinux1_x86_64", "macosx_11_0_arm64", "any")
+
+
+def _version_key(v: str) -> tuple:
+    parts = re.findall(r"\d+|[a-z]+", v.lower())
+    return tuple((0, int(p)) if p.isdigit() else (-1, p) for p in parts)
+
+
+def _pip(*args: str) -> subprocess.CompletedProcess:
+    # no configuration files: a machine's own constraints or mirrors must not change what the index says
+    env = {**os.environ, "PIP_CONFIG_FILE": os.devnull, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    return subprocess.run([sys.executable, "-m", "pip", *args], capture_output=True, text=True, env=env, timeout=300)
+
+
+PYTHONS = ("3.12", "3.8")  # the releases a current and an old Python can install, together
+
+
+def versions(dist: str) -> list[str]:
+    found: set[str] = set()
+    for py in PYTHONS:
+        out = _pip("index", "versions", dist, "--python-version", py).stdout
+        m = re.search(r"Available versions: (.*)", out)
+        found.update(m.group(1).split(", ") if m else ())
+    return sorted((v for v in found if "+" not in v), key=_version_key)
+
+
+def report(dist: str, version: str, platform: str) -> dict | None:
+    """The index's metadata of one release's wheel for ``platform`` (no download of the wheel), for
+    the newest Python that has one."""
+    for py in PYTHONS:
+        rec = _report(dist, version, platform, py)
+        if rec:
+            return rec
+    return None
+
+
+def _report(dist: str, version: str, platform: str, python: str) -> dict | None:
+    with tempfile.TemporaryDirectory() as tmp:
+        rep = Path(tmp) / "r.json"
+        plat = [] if platform == "any" else ["--platform", platform]
+        r = _pip(
+            "install", "--dry-run", "--no-deps", "--ignore-installed", "--quiet", "--report", str(rep),
+            "--only-binary=:all:", *plat, "--python-version", python, "--target", str(Path(tmp) / "t"),
+            f"{dist}=={version}",
+        )  # fmt: skip
+        if r.returncode != 0 or not rep.exists():
+            return None
+        item = json.loads(rep.read_text())["install"][0]
+        info = item["download_info"]
+        return {
+            "file": info["url"].rsplit("/", 1)[-1],
+            "url": info["url"],
+            "sha256": info.get("archive_info", {}).get("hashes", {}).get("sha256"),
+            "requires_dist": item["metadata"].get("requires_dist", []),
+        }
+
+
+def _range(url: str, start: int, end: int | None = None) -> bytes:
+    spec = f"bytes={start}-" + ("" if end is None else str(end)) if start >= 0 else f"bytes={start}"
+    req = urllib.request.Request(url, headers={"Range": spec})
+    with urllib.request.urlopen(req, timeout=60) as r:
+        return r.read()
+
+
+def zip_names(url: str) -> list[str]:
+    """The file names in a remote zip (a wheel), read from its central directory by range requests."""
+    tail = _range(url, -65536)
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0:
+        raise ValueError(f"{url}: no zip directory in the last 64 KiB")
+    size, offset = struct.unpack("<II", tail[at + 12 : at + 20])
+    directory = _range(url, offset, offset + size - 1)
+    names, i = [], 0
+    while directory[i : i + 4] == b"PK\x01\x02":
+        n, m, k = struct.unpack("<HHH", directory[i + 28 : i + 34])
+        names.append(directory[i + 46 : i + 46 + n].decode("utf-8", "replace"))
+        i += 46 + n + m + k
+    return names
+
+
+def top_level(names: list[str]) -> list[str]:
+    """Import names a wheel provides: its top-level packages (folders with ``__init__.py``, or
+    namespace folders of modules) and modules (``.py``, extension modules)."""
+    out = set()
+    for name in names:
+        first, _, rest = name.partition("/")
+        if first.endswith((".dist-info", ".data")) or first.startswith(("_", ".")) and not rest:
+            continue
+        if rest:
+            if rest.endswith((".py", ".so", ".pyd")) and first.isidentifier():
+                out.add(first)
+        else:
+            mod = re.match(r"([A-Za-z_]\w*)(?:\.[\w-]+)?\.(?:py|so|pyd)$", first)
+            if mod:
+                out.add(mod.group(1))
+    return sorted(out)
+
+
+def fetch(cache: Path) -> None:
+    cache.mkdir(parents=True, exist_ok=True)
+    raw: dict = {"pins": {}, "torch": {}, "wheels": {}, "pipreqs": None}
+    for dist, since in COMPANIONS.items():
+        for v in versions(dist):
+            if _version_key(v) < _version_key(since):
+                continue
+            rec = next((r for p in PLATFORMS if (r := report(dist, v, p))), None)
+            if rec:
+                raw["pins"].setdefault(dist, {})[v] = rec
+            print(f"{dist} {v}: {rec and rec['file']}", file=sys.stderr)
+    for v in versions("torch"):
+        if _version_key(v) >= _version_key(TORCH_SINCE):
+            rec = report("torch", v, "manylinux_2_28_x86_64") or report("torch", v, "manylinux1_x86_64")
+            print(f"torch {v}: {rec and rec['file']}", file=sys.stderr)
+            if rec:
+                raw["torch"][v] = rec
+    for dist in TOP_LEVEL_DISTS:
+        vs = versions(dist)
+        rec = next((r for p in PLATFORMS for v in vs[-1:] if (r := report(dist, v, p))), None)
+        if rec:
+            try:
+                rec["names"] = top_level(zip_names(rec["url"]))
+            except (OSError, ValueError) as exc:
+                print(f"{dist}: {exc}", file=sys.stderr)
+                continue
+            rec["version"] = vs[-1]
+            raw["wheels"][dist] = rec
+        print(f"{dist}: {rec and rec['file']}", file=sys.stderr)
+    with tempfile.TemporaryDirectory() as tmp:
+        done = _pip("download", "--no-deps", "-d", tmp, PIPREQS)
+        whl = next(Path(tmp).glob("pipreqs-*.whl"), None)
+        if done.returncode == 0 and whl:
+            import hashlib
+
+            with zipfile.ZipFile(whl) as z:
+                mapping = z.read("pipreqs/mapping").decode()
+            raw["pipreqs"] = {
+                "file": whl.name,
+                "sha256": hashlib.sha256(whl.read_bytes()).hexdigest(),
+                "mapping": mapping,
+            }
+    (cache / "raw.json").write_text(json.dumps(raw, indent=1, sort_keys=True))
+
+
+def _torch_spec(requires: list[str]) -> str | None:
+    for req in requires:
+        m = re.match(r"torch\s*(?:\((.*?)\)|([^;]*))\s*(;.*)?$", req)
+        if m and "extra ==" not in (m.group(3) or ""):
+            return (m.group(1) or m.group(2) or "").strip() or "*"
+    return None
+
+
+def _cuda_runtime(requires: list[str]) -> str | None:
+    """The CUDA runtime a torch wheel depends on: ``nvidia-cuda-runtime-cu12==12.1.105`` (to 2.12),
+    ``cuda-toolkit[cudart,...]==13.0.3`` (from 2.13); None where the wheel bundles it (before 1.13)."""
+    for req in requires:
+        m = re.match(r"(?:nvidia-cuda-runtime-cu\d+|cuda-toolkit\[[^\]]*\bcudart\b[^\]]*\])\s*\(?==\s*([\d.]+)", req)
+        if m:
+            return ".".join(m.group(1).split(".")[:2])
+    return None
+
+
+def build(raw: dict) -> dict:
+    """The data file's content from the fetched answers (a pure function: same input, same bytes)."""
+    pins: dict = {}
+    for dist, rels in sorted(raw["pins"].items()):
+        for v, rec in sorted(rels.items(), key=lambda kv: _version_key(kv[0])):
+            spec = _torch_spec(rec["requires_dist"])
+            if spec:
+                pins.setdefault(dist, {})[v] = {"torch": spec, "file": rec["file"], "sha256": rec["sha256"]}
+    torch_cuda = {}
+    for v, rec in sorted(raw["torch"].items(), key=lambda kv: _version_key(kv[0])):
+        cuda = _cuda_runtime(rec["requires_dist"])
+        torch_cuda[v] = {"cuda": cuda, "file": rec["file"], "sha256": rec["sha256"]}
+    names: dict[str, list[str]] = {}
+    sources = {}
+    # in the order of TOP_LEVEL_DISTS (the commonest first: cv2 -> opencv-python before its variants)
+    rank = {d: i for i, d in enumerate(TOP_LEVEL_DISTS)}
+    for dist, rec in sorted(raw["wheels"].items(), key=lambda kv: (rank.get(kv[0], len(rank)), kv[0].lower())):
+        sources[dist] = {"version": rec["version"], "file": rec["file"], "sha256": rec["sha256"]}
+        for n in rec["names"]:
+            names.setdefault(n, []).append(dist)
+    if raw.get("pipreqs"):
+        for line in raw["pipreqs"]["mapping"].splitlines():
+            imp, _, dist = line.strip().partition(":")
+            if imp and dist and imp not in names:
+                names[imp] = [re.sub(r"[-_.]+", "-", dist)]  # the name as pip prints it (scikit_learn -> scikit-learn)
+    return {
+        "about": (
+            "Facts read from packages' own metadata and files; rebuild: "
+            "python -m explainer.knowledge.facts_build fetch --cache DIR && "
+            "python -m explainer.knowledge.facts_build build --cache DIR"
+        ),
+        "pins": pins,
+        "torch_cuda": torch_cuda,
+        "import_names": dict(sorted(names.items())),
+        "provenance": {
+            "wheels": sources,
+            "pipreqs": {k: raw["pipreqs"][k] for k in ("file", "sha256")} if raw.get("pipreqs") else None,
+            "pipreqs_licence": "Apache-2.0",
+        },
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m explainer.knowledge.facts_build")
+    ap.add_argument("step", choices=("fetch", "build"))
+    ap.add_argument("--cache", type=Path, required=True, help="folder of the fetched answers (raw.json)")
+    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[2] / "data" / "facts.json")
+    args = ap.parse_args(argv)
+    if args.step == "fetch":
+        fetch(args.cache)
+        return 0
+    data = build(json.loads((args.cache / "raw.json").read_text()))
+    args.out.write_text(json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=False) + "\n")
+    print(f"{args.out}: {args.out.stat().st_size} bytes")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,89 @@
+"""Who raised the error, as far as the paste shows: torch, a library around it, the environment (an
+installation, a build tool, a system library) or plain Python in the user's code.
+
+The answer's ``raised_by`` (INTERFACES.md). A curated entry says it in its front matter; otherwise the
+paste's own evidence decides, in this order: a raise site in torch's indexed sources; a build tool's
+failure line; a missing module; the innermost frame inside an installed package; an interpreter error
+whose frames are all the user's. Anything else is ``None``: a wrong "who" is worse than none.
+"""
+
+from __future__ import annotations
+
+from explainer.textio import Lazy
+
+_PACKAGE = Lazy(r"(?:site|dist)-packages[\\/]+([A-Za-z_]\w{0,80})")
+_STDLIB = Lazy(r"[\\/]lib[\\/]+python3\.\d{1,2}[\\/]+(?!site-packages|dist-packages)[\w.-]{1,80}(?:[\\/]|\.py$)")
+_MISSING = Lazy(r"No module named '([A-Za-z_][\w.]{0,200})'")
+_CANNOT_IMPORT = Lazy(r"cannot import name '\w{1,200}' from '([A-Za-z_][\w.]{0,200})'")
+_TOOLS = (  # a build tool's own failure line -> the tool
+    (Lazy(r"command '[^'\n]{0,300}nvcc' failed|nvcc fatal|nvcc error"), "nvcc"),
+    (Lazy(r"ninja: build stopped|Ninja is required"), "ninja"),
+    (Lazy(r"Failed building wheel for ([\w.-]{1,100})"), None),  # the wheel's own name
+    (Lazy(r"ResolutionImpossible|externally-managed-environment|pip's dependency resolver"), "pip"),
+    (Lazy(r"Microsoft Visual C\+\+ [\d.]+ or greater is required"), "msvc"),
+    (Lazy(r"error: command '[^'\n]{0,300}(?:gcc|g\+\+|cl\.exe|clang)' failed"), "compiler"),
+)
+# exceptions the interpreter raises for the program's own mistakes
+PYTHON_TYPES = frozenset(
+    {
+        "NameError", "UnboundLocalError", "SyntaxError", "IndentationError", "TabError", "TypeError",
+        "AttributeError", "KeyError", "IndexError", "ValueError", "ZeroDivisionError", "RecursionError",
+        "FileNotFoundError", "AssertionError", "StopIteration", "NotImplementedError", "UnicodeDecodeError",
+        "PermissionError", "IsADirectoryError", "json.decoder.JSONDecodeError", "JSONDecodeError",
+    }
+)  # fmt: skip
+
+
+def who(kind: str | None, library: str | None = None) -> dict:
+    return {"kind": kind, "library": library}
+
+
+def frame_package(path: str) -> str | None:
+    """The top-level import name of an installed package a frame's file lies in."""
+    m = _PACKAGE.search(path[:1000])
+    return m.group(1) if m else None
+
+
+def _distribution(import_name: str) -> str:
+    from explainer.facts import distributions_of
+
+    top = import_name.split(".", 1)[0]
+    dists = distributions_of(top)
+    return dists[0] if dists else top
+
+
+def from_paste(parsed, raised_at=()) -> dict:
+    """``raised_by`` from the paste alone (no curated entry answered)."""
+    if raised_at:
+        return who("torch")
+    texts = [parsed.message or "", *(s.text for s in parsed.signals[:40]), *(parsed.lines[-60:])]
+    for rx, tool in _TOOLS:
+        for t in texts:
+            m = rx.search(t[:2000])
+            if m:
+                return who("environment", tool or m.group(1))
+    m = _MISSING.search((parsed.message or "")[:2000])
+    if m and (parsed.exc_type or "").endswith(("ModuleNotFoundError", "ImportError")):
+        return who("environment", _distribution(m.group(1)))
+    m = _CANNOT_IMPORT.search((parsed.message or "")[:2000])
+    if m and "partially initialized" not in (parsed.message or ""):
+        from explainer.facts import distributions_of
+
+        dists = distributions_of(m.group(1).split(".", 1)[0])
+        if dists and dists[0] != "torch":
+            return who("library", dists[0])  # a name the installed release of a package does not offer
+    for f in reversed(parsed.frames):
+        pkg = frame_package(f.file or "")
+        if pkg:
+            return who("torch") if pkg == "torch" else who("library", _distribution(pkg))
+        if not _STDLIB.search((f.file or "")[:1000]):
+            break  # the innermost frame outside an installed package or the standard library: the user's
+    exc = (parsed.exc_type or "").rsplit(".", 1)[-1]
+    if parsed.frames and exc in PYTHON_TYPES and not any(frame_package(f.file or "") for f in parsed.frames):
+        return who("python")
+    return who(None)
+
+
+def from_entry(meta_raised_by: dict | None) -> dict:
+    rb = meta_raised_by or {}
+    return who(rb.get("kind", "torch"), rb.get("library"))

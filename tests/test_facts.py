@@ -1,0 +1,117 @@
+"""The package facts (``data/facts.json``): how they are built, what they say, and who raised an error."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from explainer import facts
+from explainer.knowledge import facts_build
+from explainer.match.origin import from_paste
+from explainer.parse.parser import parse_text
+
+from .conftest import ROOT
+
+RAW = {
+    "pins": {
+        "torchvision": {
+            "0.18.0": {"file": "tv-0.18.0.whl", "url": "u", "sha256": "a" * 64, "requires_dist": ["numpy", "torch (==2.3.0)"]},
+            "0.17.2": {"file": "tv-0.17.2.whl", "url": "u", "sha256": "b" * 64, "requires_dist": ["torch==2.2.2"]},
+        }
+    },
+    "torch": {
+        "2.3.0": {"file": "t.whl", "url": "u", "sha256": "c" * 64,
+                  "requires_dist": ["nvidia-cuda-runtime-cu12==12.1.105; platform_system == \"Linux\"", "filelock"]},
+    },
+    "wheels": {
+        "opencv-python": {"version": "4.10.0.84", "file": "o.whl", "url": "u", "sha256": "d" * 64, "names": ["cv2"]},
+        "opencv-python-headless": {"version": "4.10.0.84", "file": "h.whl", "url": "u", "sha256": "e" * 64, "names": ["cv2"]},
+    },
+    "pipreqs": {"file": "pipreqs-0.5.0-py3-none-any.whl", "sha256": "f" * 64, "mapping": "PIL:Pillow\ncv2:wrong\nsklearn:scikit_learn\n"},
+}  # fmt: skip
+
+
+def test_build_is_a_pure_function_of_what_was_fetched():
+    a = json.dumps(facts_build.build(json.loads(json.dumps(RAW))), sort_keys=False)
+    b = json.dumps(facts_build.build(json.loads(json.dumps(RAW))), sort_keys=False)
+    assert a == b
+    data = json.loads(a)
+    assert data["pins"]["torchvision"]["0.18.0"]["torch"] == "==2.3.0"
+    assert list(data["pins"]["torchvision"]) == ["0.17.2", "0.18.0"]  # in release order
+    assert data["torch_cuda"]["2.3.0"]["cuda"] == "12.1"
+    assert data["import_names"]["cv2"] == ["opencv-python", "opencv-python-headless"]  # the wheels win, commonest first
+    assert data["import_names"]["PIL"] == ["Pillow"] and data["provenance"]["pipreqs"]["sha256"] == "f" * 64
+
+
+def test_top_level_names_of_a_wheel():
+    names = [
+        "cv2/__init__.py", "cv2/cv2.abi3.so", "opencv_python-4.10.dist-info/RECORD", "yaml/__init__.py",
+        "_yaml/__init__.py", "six.py", "_cffi_backend.cpython-311-x86_64-linux-gnu.so", "pkg.data/scripts/x",
+    ]  # fmt: skip
+    assert facts_build.top_level(names) == ["_yaml", "cv2", "six", "yaml"]
+
+
+@pytest.mark.parametrize(
+    "version, spec, ok",
+    [
+        ("2.3.0", "==2.3.0", True),
+        ("2.3.0+cu121", "==2.3.0", True),
+        ("2.3.1", "==2.3.0", False),
+        ("2.3.1", "==2.3.*", True),
+        ("1.26.4", "<2,>=1.21.2", True),
+        ("2.0.1", "<2,>=1.21.2", False),
+        ("2.1.0", "~=2.0", True),
+        ("3.0", "~=2.0", False),
+        ("2.4.0", "!=2.4.0", False),
+        ("2.10.0", ">2.9", True),
+    ],
+)
+def test_requirement_specifiers(version, spec, ok):
+    assert facts.satisfies(version, spec) is ok
+
+
+def test_the_shipped_facts_hold_what_the_answers_use():
+    path = ROOT / "data" / "facts.json"
+    data = json.loads(path.read_text())
+    assert path.stat().st_size < 400_000  # it ships in the wheel
+    assert data["pins"]["torchvision"]["0.18.0"]["torch"] == "==2.3.0"
+    assert all(len(r["sha256"] or "") == 64 for d in data["pins"].values() for r in d.values())
+    assert "opencv-python" in data["import_names"]["cv2"] and data["import_names"]["sklearn"] == ["scikit-learn"]
+    assert facts.companion_for("torchvision", "2.3.0+cu121") == ["0.18.0"]
+    assert facts.min_driver("12.1") == "525.60.13" and facts.min_driver("11.8", windows=True) == "452.39"
+
+
+def tb(*frames: str, last: str) -> str:
+    body = "".join(f'  File "{f}", line 3, in fn\n    x = call()\n' for f in frames)
+    return f"Traceback (most recent call last):\n{body}{last}\n"
+
+
+@pytest.mark.parametrize(
+    "paste, kind, library",
+    [
+        (tb("/home/u/train.py", last="NameError: name 'model' is not defined"), "python", None),
+        ("ModuleNotFoundError: No module named 'cv2'", "environment", "opencv-python"),
+        ("ModuleNotFoundError: No module named 'sklearn.metrics'", "environment", "scikit-learn"),
+        (
+            tb("/home/u/run.py", "/opt/conda/lib/python3.10/site-packages/transformers/models/auto/configuration_auto.py",
+               last="KeyError: 'qwen2'"),
+            "library",
+            "transformers",
+        ),
+        (
+            tb("/home/u/run.py", "/usr/lib/python3/dist-packages/diffusers/loaders/peft.py",
+               "/usr/lib/python3.10/json/decoder.py", last="json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)"),
+            "library",
+            "diffusers",
+        ),
+        (tb("/home/u/run.py", "/usr/lib/python3.10/json/decoder.py", last="json.decoder.JSONDecodeError: Expecting value"),
+         "python", None),
+        ("      error: command '/usr/local/cuda/bin/nvcc' failed with exit status 1\n", "environment", "nvcc"),
+        ("  ERROR: Failed building wheel for flash-attn\nerror: failed-wheel-build-for-install\n", "environment", "flash-attn"),
+        ("something went wrong and nothing says who", None, None),
+    ],
+)  # fmt: skip
+def test_who_raised_it_from_the_paste(paste, kind, library):
+    got = from_paste(parse_text(paste))
+    assert (got["kind"], got["library"]) == (kind, library)
