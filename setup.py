@@ -37,6 +37,7 @@ class BuildWithIndex(build_py):
             compile_index(records, meta, str(data / gz.name.replace(".jsonl.gz", ".sqlite")))
         shutil.copy2(HERE / "data" / "LICENSE.pytorch", data / "LICENSE.pytorch")
         shutil.copy2(HERE / "data" / "facts.json", data / "facts.json")  # packages, pins, drivers
+        shutil.copy2(HERE / "data" / "names.json.gz", data / "names.json.gz")  # libraries' names per release
 
 
 setup(cmdclass={"build_py": BuildWithIndex})

@@ -118,3 +118,67 @@ def min_driver(cuda: str, windows: bool = False) -> str | None:
         CUDA_MIN_DRIVER.get(parts[0]) if parts[0].isdigit() and int(parts[0]) >= 11 else None
     )
     return rec[1 if windows else 0] if rec else None
+
+
+_NAMES: dict | None = None
+
+
+def names() -> dict:
+    """``data/names.json.gz`` (modules, exported names and model types per release), read once."""
+    global _NAMES
+    if _NAMES is None:
+        import gzip
+
+        try:
+            with gzip.open(os.path.join(data_dir(), "names.json.gz"), "rt", encoding="utf-8") as f:
+                _NAMES = json.load(f).get("libraries", {})
+        except (OSError, ValueError, EOFError):
+            _NAMES = {}
+    return _NAMES
+
+
+def library_of(package: str) -> str | None:
+    """The library (a key of the names data) whose top-level package is ``package``."""
+    for lib, rec in names().items():
+        if rec.get("package") == package:
+            return lib
+    return None
+
+
+class History:
+    """Which indexed releases of a library have something: ``first``/``last`` release that has it,
+    ``removed_in`` (the first release after it that lacks it), ``added_in`` (the first that has it,
+    when an earlier indexed release lacks it)."""
+
+    def __init__(self, lib: str, releases: list[str], ranges: list[list[int]]) -> None:
+        self.lib, self.releases, self.ranges = lib, releases, ranges
+        self.first = releases[ranges[0][0]]
+        self.last = releases[ranges[-1][1]]
+        end = ranges[-1][1]
+        self.removed_in = releases[end + 1] if end + 1 < len(releases) else None
+        self.added_in = self.first if ranges[0][0] > 0 else None
+        self.oldest, self.newest = releases[0], releases[-1]
+
+    def has(self, version: str) -> bool | None:
+        """Whether ``version`` has it (None: outside the indexed releases)."""
+        k = version_key(version)
+        if k < version_key(self.oldest) or k > version_key(self.newest):
+            return None
+        for a, b in self.ranges:
+            if version_key(self.releases[a]) <= k <= version_key(self.releases[b]):
+                return True
+            # a release between two indexed ones that both have it has it too
+            if b + 1 < len(self.releases) and version_key(self.releases[b]) < k < version_key(self.releases[b + 1]):
+                return None
+        return False
+
+
+def history(lib: str, kind: str, item: str) -> History | None:
+    """The history of a module (``kind="modules"``), an exported name (``"names"``) or a
+    transformers model type (``"model_types"``) in ``lib``; None where the data does not know it."""
+    rec = names().get(lib)
+    if not rec or item not in rec.get(kind, {}):
+        return None
+    known = rec.get("known", {}).get(kind)  # the releases whose ``kind`` could be read, in order
+    releases = [rec["releases"][i] for i in known] if known else rec["releases"]
+    return History(lib, releases, rec[kind][item])

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import re
 
-from explainer.normalize import normalize, tokens
+from explainer.normalize import normalize, quoted_tokens, tokens
 from explainer.textio import Lazy
 
 _TOKEN = Lazy(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)(\.\.\.)?\}|\s+")
@@ -237,10 +237,12 @@ def pattern_features(raw: str, normalized: str) -> dict:
     everything = {
         w.lower().rstrip(".:") for w in re.split(r"\{[^{}]*\}|\s+", raw_s.replace("{{", "{").replace("}}", "}"))
     }
+    quoted = quoted_tokens(raw_s) - tokens(normalized)
     return {
         "pieces": sorted((w for w in everything if len(w) >= 4), key=lambda w: (-len(w), w))[:8],
         "head_share": round(literal(first) / max(1, literal(raw_s)), 3) if head else 1.0,
-        "tokens": sorted(tokens(normalized)),
+        "tokens": sorted(tokens(normalized) | quoted),
+        "quoted": sorted(quoted),  # words in the template's quotes: a message that lacks one is another error
         "required": max(pieces, key=len).lower() if pieces else "",
         "specificity": min(0.015, len(re.sub(r"\{[^{}]*\}|\s", "", raw)) / 20000),
         "literal_start": not raw.lstrip().startswith("{") or raw.lstrip().startswith("{{"),

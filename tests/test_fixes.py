@@ -428,7 +428,9 @@ def test_json_answer_carries_ranked_causes_and_fixes(index):
         m = answer_json(explain_text(paste, index), index, lang=lang)["matches"][0]
         assert m["id"] == "backward-non-scalar-output"
         first = m["fixes"][0]
-        assert set(first) == {"id", "title", "causes", "code", "applies", "verified"}
+        assert set(first) == {"id", "title", "causes", "code", "applies", "applicability", "verified"}
+        assert first["applicability"] == "safe"  # the rewrite of the cause the paste points to
+        assert {f["applicability"] for f in m["fixes"][1:]} <= {"safe", "review", "example", "advice"}
         assert first["code"] == "loss.mean().backward()" and first["applies"] == {
             "kind": "replace_line",
             "file": "train.py",

@@ -148,6 +148,10 @@ def advise(doc: dict, parsed, captures: dict, *, live: dict | None = None, sourc
         if code is None:
             code = _example(f, values)
         best = min((rank[c] for c in mine), default=len(rank))
+        supported = bool(causes) and (not f.get("causes") or (pointed and causes[0]["id"] in mine) or len(all_ids) == 1)
+        applicability = (
+            ("review" if f.get("review") or not supported else "safe") if applies else ("example" if code else "advice")
+        )
         fixes.append(
             {
                 "id": f["slug"],
@@ -159,6 +163,7 @@ def advise(doc: dict, parsed, captures: dict, *, live: dict | None = None, sourc
                 "causes": mine,
                 "code": code,
                 "applies": applies,
+                "applicability": applicability,
                 "verified": bool(f.get("verified")),
                 # the entry's own order within a cause (a safe fix stays first), except that a prose fix
                 # for every cause waits behind those written for the cause the paste points to
@@ -191,6 +196,7 @@ def as_json(advice: dict, lang: str) -> dict:
                 "causes": f["causes"],
                 "code": f["code"],
                 "applies": f["applies"],
+                "applicability": f["applicability"],
                 "verified": f["verified"],
             }
             for f in advice["fixes"]

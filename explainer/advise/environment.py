@@ -14,6 +14,7 @@ from explainer.textio import Lazy
 
 _MISSING = Lazy(r"No module named '([A-Za-z_][\w.]{0,200})'")
 _CANNOT_IMPORT = Lazy(r"cannot import name '(\w{1,200})' from '([A-Za-z_][\w.]{0,200})'")
+_MODEL_TYPE = Lazy(r"model type `(\w[\w-]{0,80})`|^'(\w[\w-]{0,80})'$")
 
 
 def installed_version(dist: str) -> str | None:
@@ -38,7 +39,8 @@ def notes(parsed, raised_by: dict, *, local: bool = False) -> list[dict]:
     """What the answer adds about the environment, ``{"en", "zh"}`` each."""
     from explainer.facts import distributions_of
 
-    out: list[dict] = []
+    out: list[dict] = release_notes(parsed, local=local)  # what the library's releases say, first
+    told = bool(out)
     message = (parsed.message or "")[:2000]
     m = _MISSING.search(message)
     if m and (parsed.exc_type or "").rsplit(".", 1)[-1] in ("ModuleNotFoundError", "ImportError"):
@@ -47,7 +49,8 @@ def notes(parsed, raised_by: dict, *, local: bool = False) -> list[dict]:
         dists = distributions_of(top) if top not in sys.stdlib_module_names else []
         if dists:
             en, zh = _alternatives(dists)
-            out.append(_note(f"`{top}` is provided by {en}.", f"`{top}` 由 {zh} 提供。"))
+            if dists != [top]:  # worth saying where the names differ (cv2 -> opencv-python)
+                out.append(_note(f"`{top}` is provided by {en}.", f"`{top}` 由 {zh} 提供。"))
             have = [(d, v) for d in dists if (v := installed_version(d))] if local else []
             if have and "." in name:
                 d, v = have[0]
@@ -71,14 +74,14 @@ def notes(parsed, raised_by: dict, *, local: bool = False) -> list[dict]:
                         f"或者有同名的文件或文件夹 `{top}` 把它遮住了（`tbx doctor` 会检查）。",
                     )
                 )
-            elif local:
+            elif local and "." not in name:  # a missing submodule: the package is installed where it ran
                 out.append(
                     _note(
                         f"None of them is installed for {sys.executable}: `{sys.executable} -m pip install {dists[0]}`.",
                         f"{sys.executable} 里一个都没装：`{sys.executable} -m pip install {dists[0]}`。",
                     )
                 )
-            else:
+            elif "." not in name:
                 out.append(
                     _note(
                         f"Install it with `python -m pip install {dists[0]}`.",
@@ -86,7 +89,7 @@ def notes(parsed, raised_by: dict, *, local: bool = False) -> list[dict]:
                     )
                 )
     m = _CANNOT_IMPORT.search(message)
-    if m and local:
+    if m and local and not told:
         module = m.group(2)
         dists = distributions_of(module.split(".", 1)[0])
         have = [(d, v) for d in dists if (v := installed_version(d))]
@@ -108,3 +111,98 @@ def notes(parsed, raised_by: dict, *, local: bool = False) -> list[dict]:
             )
         )
     return out
+
+
+def _dist(lib: str) -> str:
+    from explainer.facts import names
+
+    return names().get(lib, {}).get("distribution", lib)
+
+
+def _installed_line(dist: str, has: bool | None, what: str) -> dict | None:
+    v = installed_version(dist)
+    if not v:
+        return None
+    if has is None:
+        return _note(f"Installed here: {dist} {v}.", f"这里安装的是 {dist} {v}。")
+    return _note(
+        f"Installed here: {dist} {v}, which {'has' if has else 'does not have'} {what}.",
+        f"这里安装的是 {dist} {v}，其中{'有' if has else '没有'} {what}。",
+    )
+
+
+def _history_notes(h, dist: str, what: str, local: bool) -> list[dict]:
+    out = []
+    if h.removed_in:
+        out.append(
+            _note(
+                f"{what} is in {dist} {'from ' + h.added_in + ' ' if h.added_in else ''}up to {h.last} and was "
+                f"removed in {h.removed_in}: update the code "
+                f'that uses it to the newer API, or pin `pip install "{dist}<{h.removed_in}"`.',
+                f"{what} 存在于 {dist} {h.added_in + ' 至 ' if h.added_in else ''}{h.last}（含）之前的版本，在 {h.removed_in} 中被移除："
+                "把使用它的代码改成新版 API，"
+                f'或者固定版本 `pip install "{dist}<{h.removed_in}"`。',
+            )
+        )
+    elif h.added_in:
+        out.append(
+            _note(
+                f'{what} exists from {dist} {h.added_in} on: upgrade with `pip install -U "{dist}>={h.added_in}"`.',
+                f'{what} 从 {dist} {h.added_in} 开始才有：升级 `pip install -U "{dist}>={h.added_in}"`。',
+            )
+        )
+    if local and out:
+        line = _installed_line(dist, None, what)
+        v = installed_version(dist)
+        if v:
+            line = _installed_line(dist, h.has(v), what)
+        if line:
+            out.append(line)
+    return out
+
+
+def release_notes(parsed, *, local: bool = False) -> list[dict]:
+    """What the releases of the library say about the module, name or model type the paste misses
+    (``data/names.json.gz``): removed in which release, added in which."""
+    from explainer.facts import history, library_of
+
+    message = (parsed.message or "")[:2000]
+    exc = (parsed.exc_type or "").rsplit(".", 1)[-1]
+    m = _MISSING.search(message)
+    if m and exc in ("ModuleNotFoundError", "ImportError") and "." in m.group(1):
+        name = m.group(1)
+        lib = library_of(name.split(".", 1)[0])
+        h = history(lib, "modules", name) if lib else None
+        if lib and h:
+            return _history_notes(h, _dist(lib), f"`{name}`", local)
+    m = _CANNOT_IMPORT.search(message)
+    if m and "partially initialized" not in message:
+        name, module = m.group(1), m.group(2)
+        lib = library_of(module)  # a name imported from the package's top level
+        h = history(lib, "names", name) if lib else None
+        if lib and h:
+            return _history_notes(h, _dist(lib), f"`{module}.{name}`", local)
+    frames = " ".join(f.file or "" for f in parsed.frames[-6:])
+    m = _MODEL_TYPE.search(message.strip())
+    if m and ("model type" in message or (exc == "KeyError" and "configuration_auto" in frames)):
+        t = m.group(1) or m.group(2)
+        h = history("transformers", "model_types", t)
+        if h and h.added_in:
+            out = [
+                _note(
+                    f"The model type `{t}` is known to transformers from {h.added_in} on: "
+                    f'`pip install -U "transformers>={h.added_in}"`.',
+                    f"transformers 从 {h.added_in} 开始才认识模型类型 `{t}`："
+                    f'`pip install -U "transformers>={h.added_in}"`。',
+                )
+            ]
+            v = installed_version("transformers") if local else None
+            if v:
+                out.append(
+                    _note(
+                        f"Installed here: transformers {v}.",
+                        f"这里安装的是 transformers {v}。",
+                    )
+                )
+            return out
+    return []

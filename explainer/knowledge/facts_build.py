@@ -217,6 +217,24 @@ def _cuda_runtime(requires: list[str]) -> str | None:
     return None
 
 
+# names a project's own folders take far more often than any package (``from utils import ...`` in a
+# cloned repository): a mapping never answers them with a distribution
+PROJECT_NAMES = frozenset(
+    "utils util models model common config configs data dataset datasets tools lib libs src core test tests "
+    "helpers helper network networks modules module layers ops scripts train main app api base options".split()
+)
+
+
+def _related(import_name: str, dist: str) -> bool:
+    """Whether a mapping's pair reads as one project: one name inside the other, or the same first
+    three letters (``yaml``/``PyYAML``, ``PIL``/``Pillow``). pipreqs' mapping also pairs generic
+    names with whatever package once shipped them (``models`` -> a barcode library): those are dropped."""
+    a, b = re.sub(r"[^a-z0-9]", "", import_name.lower()), re.sub(r"[^a-z0-9]", "", dist.lower())
+    if import_name.lower() in PROJECT_NAMES:
+        return False
+    return bool(a and b) and (a in b or b in a or a[:3] == b[:3])
+
+
 def build(raw: dict) -> dict:
     """The data file's content from the fetched answers (a pure function: same input, same bytes)."""
     pins: dict = {}
@@ -240,7 +258,7 @@ def build(raw: dict) -> dict:
     if raw.get("pipreqs"):
         for line in raw["pipreqs"]["mapping"].splitlines():
             imp, _, dist = line.strip().partition(":")
-            if imp and dist and imp not in names:
+            if imp and dist and imp not in names and _related(imp, dist):
                 names[imp] = [re.sub(r"[-_.]+", "-", dist)]  # the name as pip prints it (scikit_learn -> scikit-learn)
     return {
         "about": (

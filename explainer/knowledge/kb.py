@@ -260,6 +260,8 @@ def read_entry(path: Path) -> Entry:
                 code = [s for s in mine if s.role in ("template", "rewrite")]
                 item["templates"] = [s.code for s in mine if s.role == "template"]
                 item["rewrites"] = [s.code for s in mine if s.role == "rewrite"]
+                # a rewrite whose precondition the paste cannot settle (which value of a mask marks what)
+                item["review"] = any("review" in s.options for s in mine if s.role == "rewrite")
                 item["causes"] = [c for c in (code[0].options.get("causes", "").split(",") if code else []) if c]
                 addresses = [s for s in mine if s.role == "addresses"]
                 if addresses and not code:  # a prose-only fix that addresses some of the causes

@@ -55,7 +55,7 @@ REQUIREMENTS = re.compile(
     r"^(cuda|old-cuda-driver|multi-gpu|mps|linux|windows|macos|torchvision|triton|c-compiler|ninja|numpy<2|torch(>=|<|==)[0-9.]+"
     r"|pkg:[A-Za-z0-9][A-Za-z0-9_.-]*((>=|<=|==|<|>)[0-9][0-9.]*)?)$"
 )
-SNIPPET_OPTIONS = {"raises", "warns", "logs", "requires", "isolated", "timeout", "cause", "causes"}
+SNIPPET_OPTIONS = {"raises", "warns", "logs", "requires", "isolated", "timeout", "cause", "causes", "review"}
 MIN_EXERCISED = 2  # reproducers each rewrite is applied to and run on by ``tbx verify``
 _ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _HAN = re.compile(r"[\u4e00-\u9fff]")

@@ -81,13 +81,12 @@ def schema_problems(entry: Entry) -> list[str]:
         raised_by.get("kind") not in RAISED_BY_KINDS
         or not isinstance(raised_by.get("library", ""), str)
         or set(raised_by) - {"kind", "library"}
-        or (raised_by["kind"] in ("library", "environment") and not raised_by.get("library"))
     ):
         out.append(
             Problem(
                 "KB105",
                 "front matter: raised_by is { kind = torch|library|environment|python, library = "
-                '"<distribution or tool>" } (library required for library and environment)',
+                '"<distribution or tool>" } (library left out: the paste names it)',
             )
         )
     if out:

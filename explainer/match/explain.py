@@ -17,6 +17,7 @@ class Answer(Record):
     live: dict | None = None  # in the hooks: values of the failing line's frame (explainer.parse.live.live_facts)
     partial: bool = False  # the time budget ran out: the answer is what was found before it did
     raised_at: tuple = ()  # the long tail: where in PyTorch's sources the message was raised (explainer.match.longtail)
+    torch_version: dict | None = None  # the torch release the paste shows (explainer.match.versions), or None
 
     @property
     def matches(self) -> tuple[Candidate, ...]:
@@ -123,7 +124,16 @@ def explain_text(text: str, index, *, top: int = 3, budget: float | Budget | Non
     explanation of a process) is no part of the budget."""
     b = budget if isinstance(budget, Budget) else Budget(budget)
     matcher = b.setup(lambda: matcher_of(index))
-    return explain(parse_text(text, b), matcher, top=top, budget=b)
+    answer = explain(parse_text(text, b), matcher, top=top, budget=b)
+    if (
+        "orch" in text
+    ):  # torch, PyTorch: the release the paste shows: read from the text, which the parsed model drops parts of
+        from explainer.match.versions import torch_version
+
+        version = torch_version(text)
+        if version:
+            return Answer(*answer[:-1], version)
+    return answer
 
 
 def matcher_of(index):

@@ -37,7 +37,7 @@ from operator import itemgetter
 
 from explainer.i18n import Reason
 from explainer.model import Candidate, Parsed
-from explainer.normalize import normalize, tokens
+from explainer.normalize import normalize, quoted_tokens, tokens
 from explainer.patterns import pattern_features
 from explainer.textio import Lazy
 
@@ -152,6 +152,7 @@ class _Pattern:
         "normalized",
         "tokens",
         "fuzzy_ok",
+        "quoted",
         "specificity",
         "literal_start",
         "required",
@@ -169,9 +170,10 @@ class _Pattern:
         self.entry_id, self.idx, self.raw, self.regex_src, self.normalized = entry_id, idx, raw, regex_src, normalized
         f = features or pattern_features(raw, normalized)
         self.tokens = f["tokens"]
+        self.quoted = tuple(f.get("quoted", ()))  # words of its quoted literals ('torch', 'huggingface_hub')
         # a pattern with few content words left after normalisation ("module <*> has no attribute <*>")
         # is too generic for fuzzy evidence: it must match as a template
-        self.fuzzy_ok = len(self.tokens) >= MIN_FUZZY_TOKENS
+        self.fuzzy_ok = len(self.tokens) - len(self.quoted) >= MIN_FUZZY_TOKENS
         self.required, self.specificity, self.literal_start, self.head_src = (
             f["required"],
             f["specificity"],
@@ -377,11 +379,16 @@ class Matcher:
         return out
 
     # -- tiers ---------------------------------------------------------------------------------
-    def _candidate_patterns(self, norm: str) -> list[tuple[int, float]]:
-        """(pattern, share of the pattern's word weight found in the message), best first."""
+    def _candidate_patterns(self, norm: str, message: str = "") -> list[tuple[int, float]]:
+        """(pattern, share of the pattern's word weight found in the message), best first. The words
+        of the normalised message, and those inside its quotes (a module's name), which patterns with
+        that name quoted hold too (:func:`explainer.normalize.quoted_tokens`)."""
         scores: dict[int, float] = {}
         get, decoded = scores.get, self._decoded
-        for t in tokens(norm):
+        words = tokens(norm)
+        if "'" in message or '"' in message or "`" in message:
+            words |= quoted_tokens(message)
+        for t in words:
             hit = decoded.get(t)
             if hit is None:
                 raw = self._words.get(t)
@@ -433,7 +440,7 @@ class Matcher:
         goes_on: set[str] = set()  # entries matched by an opening the message continues past
         differs: set[str] = set()  # entries with a template the message reads as, but does not match
         cut: list[_Pattern] = []  # templates the message is the beginning of
-        for k, (pi, share) in enumerate(self._candidate_patterns(norm)):
+        for k, (pi, share) in enumerate(self._candidate_patterns(norm, msg)):
             if k >= MIN_TRIED and budget is not None and budget.spent():
                 break
             p = self.patterns[pi]
@@ -476,9 +483,15 @@ class Matcher:
                 # match: a literal it quotes differs ("module 'distutils' has no attribute ..." is not
                 # "module 'torch' ..."); no longer template of the entry is its cut-off beginning
                 differs.add(p.entry_id)
-            elif len(norm) >= MIN_CUT_CHARS and len(norm) < len(p.normalized) and p.normalized.startswith(norm):
+            elif (
+                len(norm) >= MIN_CUT_CHARS
+                and len(norm) < len(p.normalized)
+                and p.normalized.startswith(norm)
+                and all(q in folded for q in p.quoted)
+            ):
                 cut.append(p)  # a paste cut inside the message ("... cannot be multi"): the template's beginning
-            elif p.fuzzy_ok and share >= MIN_WORD_SHARE:
+            elif p.fuzzy_ok and share >= MIN_WORD_SHARE and all(q in folded for q in p.quoted):
+                # (a quoted literal of the template, a package's name, missing from the message: another error)
                 fuzzy.append((p, share))
         for p in cut:
             if p.entry_id not in differs:

@@ -23,15 +23,25 @@ _TOOLS = (  # a build tool's own failure line -> the tool
     (Lazy(r"Microsoft Visual C\+\+ [\d.]+ or greater is required"), "msvc"),
     (Lazy(r"error: command '[^'\n]{0,300}(?:gcc|g\+\+|cl\.exe|clang)' failed"), "compiler"),
 )
-# exceptions the interpreter raises for the program's own mistakes
+# exceptions only the interpreter raises, for the program's own mistakes (a TypeError, KeyError or
+# AttributeError may as well come from a library's C code or its objects: those are told by message)
 PYTHON_TYPES = frozenset(
     {
-        "NameError", "UnboundLocalError", "SyntaxError", "IndentationError", "TabError", "TypeError",
-        "AttributeError", "KeyError", "IndexError", "ValueError", "ZeroDivisionError", "RecursionError",
-        "FileNotFoundError", "AssertionError", "StopIteration", "NotImplementedError", "UnicodeDecodeError",
-        "PermissionError", "IsADirectoryError", "json.decoder.JSONDecodeError", "JSONDecodeError",
+        "NameError",
+        "UnboundLocalError",
+        "SyntaxError",
+        "IndentationError",
+        "TabError",
+        "ZeroDivisionError",
+        "RecursionError",
     }
-)  # fmt: skip
+)
+# CPython's own wordings of the other common types
+_PYTHON_MESSAGE = Lazy(
+    r"^(?:'NoneType' object (?:has no attribute|is not (?:subscriptable|iterable|callable))"
+    r"|unsupported operand type\(s\)|can only concatenate|\w{1,80}\(\) (?:takes|got|missing) "
+    r"|list index out of range|string indices must be|'\w{1,80}' object is not (?:subscriptable|callable|iterable))"
+)
 
 
 def who(kind: str | None, library: str | None = None) -> dict:
@@ -64,7 +74,11 @@ def from_paste(parsed, raised_at=()) -> dict:
                 return who("environment", tool or m.group(1))
     m = _MISSING.search((parsed.message or "")[:2000])
     if m and (parsed.exc_type or "").endswith(("ModuleNotFoundError", "ImportError")):
-        return who("environment", _distribution(m.group(1)))
+        from explainer.facts import distributions_of, library_of
+
+        top = m.group(1).split(".", 1)[0]
+        if distributions_of(top) or library_of(top):  # a distribution's module; else maybe the project's own
+            return who("environment", _distribution(top))
     m = _CANNOT_IMPORT.search((parsed.message or "")[:2000])
     if m and "partially initialized" not in (parsed.message or ""):
         from explainer.facts import distributions_of
@@ -72,15 +86,19 @@ def from_paste(parsed, raised_at=()) -> dict:
         dists = distributions_of(m.group(1).split(".", 1)[0])
         if dists and dists[0] != "torch":
             return who("library", dists[0])  # a name the installed release of a package does not offer
+    in_stdlib = False  # the innermost frames are the standard library's (json, subprocess, ...)
     for f in reversed(parsed.frames):
         pkg = frame_package(f.file or "")
         if pkg:
             return who("torch") if pkg == "torch" else who("library", _distribution(pkg))
         if not _STDLIB.search((f.file or "")[:1000]):
             break  # the innermost frame outside an installed package or the standard library: the user's
+        in_stdlib = True
     exc = (parsed.exc_type or "").rsplit(".", 1)[-1]
-    if parsed.frames and exc in PYTHON_TYPES and not any(frame_package(f.file or "") for f in parsed.frames):
-        return who("python")
+    if parsed.frames and not any(frame_package(f.file or "") for f in parsed.frames):
+        # the interpreter, or the standard library called from the user's own code
+        if in_stdlib or exc in PYTHON_TYPES or _PYTHON_MESSAGE.search((parsed.message or "")[:300]):
+            return who("python")
     return who(None)
 
 

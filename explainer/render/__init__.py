@@ -26,14 +26,21 @@ def raised_by(answer, index) -> dict:
     from explainer.match.origin import from_entry, from_paste
 
     if answer.matches:
-        return from_entry(index.entries[answer.matches[0].id].get("raised_by"))
+        who = from_entry(index.entries[answer.matches[0].id].get("raised_by"))
+        if who["kind"] in ("library", "environment") and not who["library"]:
+            seen = from_paste(answer.parsed)  # the entry leaves the distribution to the paste
+            who["library"] = seen["library"] if seen["kind"] == who["kind"] else None
+        return who
     return from_paste(answer.parsed, answer.raised_at)
 
 
 def environment_notes(answer, who: dict, source) -> list[dict]:
     """Facts about the environment for this answer (``{"en", "zh"}`` each); the installed versions
     only where the surface may look (it passes ``source``)."""
-    if who.get("kind") not in ("environment", "library") and "No module named" not in (answer.parsed.message or ""):
+    message = answer.parsed.message or ""
+    if who.get("kind") not in ("environment", "library") and not any(
+        w in message for w in ("No module named", "cannot import name", "model type")
+    ):
         return []
     from explainer.advise.environment import notes
 
@@ -73,6 +80,7 @@ def answer_json(answer, index, *, lang: str = "en", source=None, render_match=No
         out["nearest"] = [{"id": c.id, "score": c.score} for c in answer.candidates[:2]]
     out["raised_at"] = [dict(r) for r in answer.raised_at]
     out["raised_by"] = who = raised_by(answer, index)
+    out["torch_version"] = answer.torch_version
     out["notes"] = [n["zh" if lang == "zh" else "en"] for n in environment_notes(answer, who, source)]
     if answer.partial:
         out["partial"] = True

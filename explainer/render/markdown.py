@@ -28,7 +28,8 @@ LABELS = {
         "ambiguous": "Two entries fit this message about equally well; paste the full traceback to tell them apart.",
         "other": "Also possible",
         "found": "In your paste",
-        "example": "Example",
+        "example": "Example (the entry's, not your code)",
+        "review": "check before applying: it may change what your code means",
         "cause": "Likely cause",
         "fix": "Fix",
         "replace": "Replace {where} with",
@@ -55,7 +56,8 @@ LABELS = {
         "ambiguous": "有两个条目都差不多符合这条报错信息，请贴出完整的 traceback 以便区分。",
         "other": "也可能是",
         "found": "你的报错里",
-        "example": "示例",
+        "example": "示例（条目自带的，不是你的代码）",
+        "review": "应用前请确认：它可能改变代码的含义",
         "cause": "最可能的原因",
         "fix": "解决办法",
         "replace": "把{where}改成",
@@ -216,7 +218,10 @@ def _applies_label(fix: dict, lg: str) -> str:
         where = name
     key = "replace" if a["kind"] == "replace_line" else "insert"
     place = LABELS[lg]["cell" if cell else "line"].format(at=code_span(where)) if where else LABELS[lg]["your_line"]
-    return LABELS[lg][key].format(where=place)
+    label = LABELS[lg][key].format(where=place)
+    if fix.get("applicability") == "review":
+        label += f" ({LABELS[lg]['review']})"
+    return label
 
 
 def _basename(path: str | None) -> str:

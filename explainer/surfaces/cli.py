@@ -143,6 +143,51 @@ def _lang(lang: str, text: str) -> str:
     return detect_lang(text)
 
 
+def cmd_fix(args) -> int:
+    """Exit 0 with the diff (or the file written), 1 when no fix applies here (the file untouched)."""
+    from explainer.match.explain import explain_text
+    from explainer.source import local_lines
+    from explainer.surfaces.fix import CannotApply, apply, chosen_fix, diff, rewritten
+
+    text = _read_input(None if args.file in (None, "-") else args.file)
+    index = _index()
+    answer = explain_text(text, index)
+    if not answer.matches:
+        print("tbx fix: no known error answers this traceback, so there is no fix to apply", file=sys.stderr)
+        return 1
+    picked = chosen_fix(answer, index, unsafe=args.unsafe, source=local_lines)
+    if picked is None:
+        print(
+            "tbx fix: no fix of this answer is a "
+            + ("" if args.unsafe else "safe ")
+            + "rewrite of a file on this machine"
+            + ("" if args.unsafe else " (--unsafe also takes fixes marked review)")
+            + "; `tbx explain` shows the advice",
+            file=sys.stderr,
+        )
+        return 1
+    fix, match = picked
+    path = fix["applies"]["file"]
+    frame = answer.parsed.user_frame
+    expected = frame.code if frame is not None and frame.file == path and frame.line == fix["applies"]["line"] else None
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            before = f.readlines()
+        after = rewritten(before, fix, expected)
+    except (OSError, UnicodeDecodeError, CannotApply) as exc:
+        print(f"tbx fix: {exc}", file=sys.stderr)
+        return 1
+    print(f"# {match['id']}: {fix['title']['en']} ({fix['applicability']})")
+    print(diff(path, before, after), end="")
+    if args.apply:
+        if fix["applicability"] != "safe" and not args.unsafe:
+            print("tbx fix: not applied: the fix is not safe (use --unsafe)", file=sys.stderr)
+            return 1
+        backup = apply(path, after)
+        print(f"applied to {path} (the old file is {backup})")
+    return EXIT_OK
+
+
 def cmd_doctor(args) -> int:
     """Exit 0 when nothing is wrong, 1 when a check found a problem."""
     from explainer.surfaces.doctor import live_env, render, report_env, run_checks
@@ -463,6 +508,12 @@ def build_parser():
     )
     s.set_defaults(func=cmd_serve)
 
+    s = sub.add_parser("fix", help="the chosen fix as a diff of your file; --apply writes it")
+    s.add_argument("file", nargs="?", help="a file holding the traceback, or - for stdin (default stdin)")
+    s.add_argument("--apply", action="store_true", help="write the fix into the file (a backup is kept)")
+    s.add_argument("--unsafe", action="store_true", help="also fixes marked review (they may change meaning)")
+    s.set_defaults(func=cmd_fix)
+
     s = sub.add_parser(
         "doctor",
         help="check this Python's environment (or a pasted collect_env / pip list / conda list report)",
@@ -702,6 +753,12 @@ def _run(args) -> int:
     except UsageError as exc:
         print(f"tbx: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:  # the reader went away (`| head`): nothing more to say, and no traceback
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - the interpreter's final flush must not fail again
+        except OSError:
+            pass
+        return EXIT_OK
     except Exception as exc:
         errors = sys.modules.get("explainer.model")  # loaded by every command that reads the index
         if errors is None or not isinstance(exc, errors.IndexError_):
@@ -710,5 +767,3 @@ def _run(args) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
-        return EXIT_OK

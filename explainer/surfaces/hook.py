@@ -61,6 +61,12 @@ def explanation_markdown(
 
     matcher = budget.setup(lambda: index.matcher)  # built once per process: no part of this error's budget
     answer = explain(parsed, matcher, top=3, live=live_facts(exc), budget=budget)
+    torch = sys.modules.get("torch")  # the live release decides, where the program has torch loaded
+    if torch is not None and isinstance(getattr(torch, "__version__", None), str):
+        v = str(torch.__version__)
+        answer = type(answer)(
+            *answer[:-1], {"range": [v.split("+")[0]] * 2, "evidence": [f"torch.__version__ = {v} (live)"]}
+        )
     if os.environ.get("TBX_GAPS"):
         from explainer.surfaces.gaps import enabled, record
 

@@ -1,0 +1,294 @@
+"""Build ``data/names.json.gz``: which release of a library has which module and public name, read
+from the libraries' own wheels.
+
+For each library of :data:`LIBRARIES` and each of its minor releases (the first release of every
+``x.y``, plus the newest), the wheel's zip directory gives its modules, and its top-level
+``__init__.py`` the names it exports (read with ``ast``: names bound at top level, imported, listed
+in ``__all__`` or in the lazy-import tables these libraries keep, e.g. huggingface_hub's
+``_SUBMOD_ATTRS``, transformers' ``_import_structure``). For transformers, the model types its auto
+classes know (``models/auto/configuration_auto.py``'s ``CONFIG_MAPPING_NAMES``). Only the zip
+directory and those files are fetched, by HTTP range requests; each release records its wheel file
+and the sha256 the index gives for it.
+
+A name or module is stored with the ranges of release indexes that have it, so the answer can say
+"present up to 0.25.2, removed in 0.26.0". Like :mod:`explainer.knowledge.facts_build`, a ``fetch``
+step stores the raw answers and a ``build`` step is a pure function of them::
+
+    python -m explainer.knowledge.names_build fetch --cache DIR
+    python -m explainer.knowledge.names_build build --cache DIR     # writes data/names.json.gz
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import gzip
+import json
+import re
+import struct
+import sys
+import zlib
+from pathlib import Path
+
+from explainer.knowledge.facts_build import PLATFORMS, _range, _version_key, report, versions
+
+# library -> (distribution, top-level package, oldest release worth knowing)
+LIBRARIES = {
+    "transformers": ("transformers", "transformers", "4.0.0"),
+    "huggingface_hub": ("huggingface-hub", "huggingface_hub", "0.10.0"),
+    "diffusers": ("diffusers", "diffusers", "0.10.0"),
+    "accelerate": ("accelerate", "accelerate", "0.15.0"),
+    "peft": ("peft", "peft", "0.3.0"),
+    "torchvision": ("torchvision", "torchvision", "0.9.0"),
+    "torchaudio": ("torchaudio", "torchaudio", "0.8.0"),
+    "timm": ("timm", "timm", "0.4.0"),
+    "lightning": ("pytorch-lightning", "pytorch_lightning", "1.5.0"),
+    "numpy": ("numpy", "numpy", "1.20.0"),
+    "Pillow": ("Pillow", "PIL", "8.0.0"),
+    "mmengine": ("mmengine", "mmengine", "0.5.0"),
+    "tokenizers": ("tokenizers", "tokenizers", "0.10.0"),
+    "safetensors": ("safetensors", "safetensors", "0.3.0"),
+    "sentence_transformers": ("sentence-transformers", "sentence_transformers", "2.0.0"),
+}
+MAX_NAMES_FILE = 2_000_000  # bytes of one __init__.py read
+
+
+def _directory(url: str) -> dict[str, tuple[int, int, int, int]]:
+    """A remote zip's entries: name -> (method, compressed size, local header offset, size)."""
+    tail = _range(url, -65536)
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0:
+        raise ValueError(f"{url}: no zip directory in the last 64 KiB")
+    size, offset = struct.unpack("<II", tail[at + 12 : at + 20])
+    directory = _range(url, offset, offset + size - 1)
+    out, i = {}, 0
+    while directory[i : i + 4] == b"PK\x01\x02":
+        method = struct.unpack("<H", directory[i + 10 : i + 12])[0]
+        csize, usize = struct.unpack("<II", directory[i + 20 : i + 28])
+        n, m, k = struct.unpack("<HHH", directory[i + 28 : i + 34])
+        local = struct.unpack("<I", directory[i + 42 : i + 46])[0]
+        out[directory[i + 46 : i + 46 + n].decode("utf-8", "replace")] = (method, csize, local, usize)
+        i += 46 + n + m + k
+    return out
+
+
+def _read(url: str, entry: tuple[int, int, int, int]) -> bytes:
+    method, csize, local, usize = entry
+    if usize > MAX_NAMES_FILE:
+        raise ValueError("file too large")
+    head = _range(url, local, local + 29)
+    n, m = struct.unpack("<HH", head[26:30])
+    data = _range(url, local + 30 + n + m, local + 30 + n + m + csize - 1)
+    return zlib.decompress(data, -15) if method == 8 else data
+
+
+def exported_names(source: str) -> list[str]:
+    """Names a package's ``__init__.py`` offers: bound at top level (assignments, defs, classes,
+    imports), in ``__all__``, or in the lazy tables (every identifier string in a top-level dict,
+    list or tuple literal: ``{"file_download": ["cached_download", ...]}``)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                if a.name != "*":
+                    names.add((a.asname or a.name).split(".")[0])
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.Dict, ast.List, ast.Tuple, ast.Set)):
+            for c in ast.walk(node):
+                if isinstance(c, ast.Constant) and isinstance(c.value, str) and c.value.isidentifier():
+                    names.add(c.value)
+    return sorted(n for n in names if not n.startswith("__") or n == "__version__")
+
+
+def model_types(source: str) -> list[str]:
+    """transformers' model types: the keys of ``CONFIG_MAPPING_NAMES`` (``OrderedDict`` of string
+    pairs, from 4.10; ``models/auto/auto_mappings.py`` from 5.x, with more added by
+    ``CONFIG_MAPPING_NAMES.update({...})``) or, before 4.10, of ``CONFIG_MAPPING``."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        value = None
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id in ("CONFIG_MAPPING_NAMES", "CONFIG_MAPPING") for t in node.targets
+        ):
+            value = node.value
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "update"
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "CONFIG_MAPPING_NAMES"
+        ):
+            value = node
+        if value is None:
+            continue
+        for e in ast.walk(value):
+            if isinstance(e, ast.Tuple) and len(e.elts) == 2 and isinstance(e.elts[0], ast.Constant):
+                if isinstance(e.elts[0].value, str):
+                    found.add(e.elts[0].value)
+            elif isinstance(e, ast.Dict):
+                found.update(k.value for k in e.keys if isinstance(k, ast.Constant) and isinstance(k.value, str))
+    return sorted(found)
+
+
+def _modules(names: list[str], package: str) -> list[str]:
+    out = set()
+    for name in names:
+        if not name.startswith(package + "/") or not name.endswith((".py", ".so", ".pyd")):
+            continue
+        parts = name.rsplit(".", 1)[0].split("/")
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        elif parts[-1].endswith(("-linux-gnu", "-darwin")) or "." in parts[-1]:
+            parts[-1] = parts[-1].split(".", 1)[0]
+        if all(p.isidentifier() for p in parts):
+            out.add(".".join(parts))
+    return sorted(out)
+
+
+def minor_releases(all_versions: list[str], since: str) -> list[str]:
+    """The first final release of every ``x.y`` from ``since``, and the newest."""
+    finals = [v for v in all_versions if re.fullmatch(r"\d+(\.\d+)*", v) and _version_key(v) >= _version_key(since)]
+    out, seen = [], set()
+    for v in finals:
+        key = tuple(v.split(".")[:2])
+        if key not in seen:
+            seen.add(key)
+            out.append(v)
+    if finals and finals[-1] not in out:
+        out.append(finals[-1])
+    # the last release of each minor too, so "present up to" is exact at minor granularity
+    lasts = {}
+    for v in finals:
+        lasts[tuple(v.split(".")[:2])] = v
+    return sorted(set(out) | set(lasts.values()), key=_version_key)
+
+
+def fetch(cache: Path, only: list[str] | None = None) -> None:
+    cache.mkdir(parents=True, exist_ok=True)
+    raw_path = cache / "names-raw.json"
+    raw = json.loads(raw_path.read_text()) if raw_path.exists() else {}
+    for lib, (dist, package, since) in LIBRARIES.items():
+        if only and lib not in only:
+            continue
+        rels = raw.setdefault(lib, {})
+        for v in minor_releases(versions(dist), since):
+            if v in rels:
+                continue
+            rec = next((r for p in PLATFORMS if (r := report(dist, v, p))), None)
+            if not rec:
+                print(f"{lib} {v}: no wheel", file=sys.stderr)
+                continue
+            try:
+                entries = _directory(rec["url"])
+                init = entries.get(f"{package}/__init__.py")
+                names = exported_names(_read(rec["url"], init).decode("utf-8", "replace")) if init else []
+                types: set[str] = set()
+                for path in ("configuration_auto.py", "auto_mappings.py"):
+                    cfg = entries.get(f"transformers/models/auto/{path}")
+                    if lib == "transformers" and cfg:
+                        types.update(model_types(_read(rec["url"], cfg).decode("utf-8", "replace")))
+            except (OSError, ValueError, zlib.error) as exc:
+                print(f"{lib} {v}: {exc}", file=sys.stderr)
+                continue
+            rels[v] = {
+                "file": rec["file"],
+                "sha256": rec["sha256"],
+                "modules": _modules(list(entries), package),
+                "names": names,
+                "model_types": sorted(types),
+            }
+            print(
+                f"{lib} {v}: {len(rels[v]['modules'])} modules, {len(names)} names, {len(types)} types", file=sys.stderr
+            )
+            raw_path.write_text(json.dumps(raw, sort_keys=True))
+
+
+def _ranges(indexes: list[int]) -> list[list[int]]:
+    out: list[list[int]] = []
+    for i in indexes:
+        if out and out[-1][1] == i - 1:
+            out[-1][1] = i
+        else:
+            out.append([i, i])
+    return out
+
+
+UNREADABLE_SHARE = 0.5  # a release whose __init__ yields under half the names of the releases before it
+
+
+def build(raw: dict) -> dict:
+    """The data file's content (a pure function of the fetched answers).
+
+    A release whose ``__init__.py`` builds its exports at run time (transformers from 4.5x reads
+    them from its files) shows far fewer names than the releases before it: its names are unknown,
+    not removed, and that release is left out of the names' axis (``known``)."""
+    libs = {}
+    for lib in sorted(raw):
+        rels = sorted(raw[lib], key=_version_key)
+        if not rels:
+            continue
+        known: dict[str, list[int]] = {kind: [] for kind in ("modules", "names", "model_types")}
+        most = 0
+        for i, v in enumerate(rels):
+            rec = raw[lib][v]
+            for kind in known:
+                if not rec.get(kind):
+                    continue
+                if kind == "names":
+                    if len(rec[kind]) < UNREADABLE_SHARE * most:
+                        continue
+                    most = max(most, len(rec[kind]))
+                known[kind].append(i)
+        tables: dict[str, dict[str, list[int]]] = {kind: {} for kind in known}
+        for kind, indexes in known.items():
+            for pos, i in enumerate(indexes):
+                for item in raw[lib][rels[i]].get(kind, ()):
+                    tables[kind].setdefault(item, []).append(pos)
+        libs[lib] = {
+            "distribution": LIBRARIES.get(lib, (lib,))[0],
+            "package": LIBRARIES.get(lib, (lib, lib))[1],
+            "releases": rels,
+            "provenance": [[raw[lib][v]["file"], raw[lib][v]["sha256"]] for v in rels],
+            "known": {kind: ix for kind, ix in known.items() if ix},
+            **{kind: {k: _ranges(ix) for k, ix in sorted(t.items())} for kind, t in tables.items() if t},
+        }
+    return {
+        "about": "Modules, exported names and (transformers) model types per release, read from each "
+        "release's wheel; rebuild: python -m explainer.knowledge.names_build fetch --cache DIR && "
+        "python -m explainer.knowledge.names_build build --cache DIR",
+        "libraries": libs,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m explainer.knowledge.names_build")
+    ap.add_argument("step", choices=("fetch", "build"))
+    ap.add_argument("--cache", type=Path, required=True)
+    ap.add_argument("--only", nargs="*", help="fetch only these libraries")
+    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[2] / "data" / "names.json.gz")
+    args = ap.parse_args(argv)
+    if args.step == "fetch":
+        fetch(args.cache, args.only)
+        return 0
+    data = build(json.loads((args.cache / "names-raw.json").read_text()))
+    blob = json.dumps(data, separators=(",", ":"), sort_keys=True).encode()
+    with open(args.out, "wb") as f:  # mtime 0: the same input gives the same bytes
+        with gzip.GzipFile(fileobj=f, mode="wb", mtime=0, filename="") as gz:
+            gz.write(blob)
+    print(f"{args.out}: {args.out.stat().st_size} bytes ({len(blob)} uncompressed)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

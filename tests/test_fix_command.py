@@ -1,0 +1,75 @@
+"""``tbx fix``: the chosen fix as a diff of the user's file, written only with ``--apply``, only when
+safe (unless ``--unsafe``) and only while the line still reads as the traceback shows it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from .conftest import ROOT
+
+pytestmark = pytest.mark.slow  # runs scripts that import torch
+
+
+def _run_script(tmp_path, source: str) -> tuple:
+    script = tmp_path / "train.py"
+    script.write_text(source)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert out.returncode != 0
+    tb = tmp_path / "tb.txt"
+    tb.write_text(out.stderr)
+    return script, tb
+
+
+def _tbx(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "explainer", *args], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+
+
+SCRIPT = "import torch\n\nx = torch.randn(4, 3, requires_grad=True)\nloss = x * 2\nif True:\n    loss.backward()\n"
+
+
+def test_diff_then_apply_then_the_script_runs(tmp_path):
+    script, tb = _run_script(tmp_path, SCRIPT)
+    shown = _tbx("fix", str(tb))
+    assert shown.returncode == 0, shown.stderr
+    assert "-    loss.backward()" in shown.stdout and "+    loss.mean().backward()" in shown.stdout
+    assert script.read_text() == SCRIPT  # a diff only: nothing written
+    applied = _tbx("fix", str(tb), "--apply")
+    assert applied.returncode == 0 and "applied to" in applied.stdout
+    assert script.read_text() == SCRIPT.replace("loss.backward()", "loss.mean().backward()")
+    assert (tmp_path / "train.py.tbx-orig").read_text() == SCRIPT
+    assert subprocess.run([sys.executable, str(script)], cwd=tmp_path, timeout=120).returncode == 0
+    # the same traceback again: the line no longer reads as it shows, nothing is written
+    again = _tbx("fix", str(tb), "--apply")
+    assert again.returncode == 1 and "no longer reads" in again.stderr
+    assert script.read_text() == SCRIPT.replace("loss.backward()", "loss.mean().backward()")
+
+
+def test_a_review_fix_needs_unsafe(tmp_path):
+    source = (
+        "import torch\n\nscores = torch.zeros(2, 3)\n"
+        "future = torch.triu(torch.ones(3, 3, dtype=torch.long), 1)[:2]\n"
+        'scores = scores.masked_fill(future, float("-inf"))\n'
+    )
+    script, tb = _run_script(tmp_path, source)
+    refused = _tbx("fix", str(tb), "--apply")
+    assert refused.returncode == 1 and "--unsafe" in refused.stderr
+    assert script.read_text() == source
+    shown = _tbx("fix", str(tb), "--unsafe")
+    assert shown.returncode == 0 and "(review)" in shown.stdout and script.read_text() == source
+
+
+def test_no_fix_for_a_paste_without_a_file_here():
+    out = subprocess.run(
+        [sys.executable, "-m", "explainer", "fix", "-"],
+        input="RuntimeError: grad can be implicitly created only for scalar outputs\n",
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert out.returncode == 1 and out.stderr.startswith("tbx fix: no fix")
