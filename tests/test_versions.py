@@ -61,3 +61,30 @@ def test_in_a_hook_the_live_release_decides():
         _, answer = explanation_markdown(exc, lang="en")
     v = torch.__version__.split("+")[0]
     assert answer.torch_version["range"] == [v, v] and "live" in answer.torch_version["evidence"][0]
+
+
+def test_the_hook_pauses_the_collector_and_restores_it(monkeypatch):
+    import gc
+
+    from explainer.surfaces import hook
+
+    seen = []
+    real = hook._explanation_markdown
+
+    def spy(exc, **kw):
+        seen.append(gc.isenabled())
+        return real(exc, **kw)
+
+    monkeypatch.setattr(hook, "_explanation_markdown", spy)
+    assert gc.isenabled()
+    try:
+        raise KeyError("x")
+    except KeyError as exc:
+        hook.explanation_markdown(exc, lang="en")
+    assert seen == [False] and gc.isenabled()
+    monkeypatch.setattr(hook, "_explanation_markdown", lambda exc, **kw: 1 / 0)
+    try:
+        hook.explanation_markdown(KeyError("y"), lang="en")
+    except ZeroDivisionError:
+        pass
+    assert gc.isenabled()  # restored after an error too

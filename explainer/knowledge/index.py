@@ -490,16 +490,22 @@ def _longtail_missing(root: str) -> bool:
         names = set(os.listdir(os.path.join(root, "data")))
     except OSError:
         return False
-    return any(n.startswith("longtail-") and n.endswith(".jsonl.gz") and n[:-9] + ".sqlite" not in names for n in names)
+    return any(
+        (n.startswith("longtail-") or n == "libsites.jsonl.gz")
+        and n.endswith(".jsonl.gz")
+        and n[:-9] + ".sqlite" not in names
+        for n in names
+    )
 
 
 def _compile_longtail() -> None:
     """In a checkout, the long tail's SQLite compiled from its data file when it is missing or older
     (a fresh clone's first command, with the index): an explanation never compiles it, and an
     uncurated answer never waits seconds for it. A failure is one warning; the long tail then stays silent."""
-    from explainer.match.longtail import open_longtail
+    from explainer.match.longtail import open_libsites, open_longtail
 
     try:
         open_longtail(compile_ok=True)
+        open_libsites(compile_ok=True)
     except Exception as exc:  # noqa: BLE001 - the long tail is optional; the index must still open
         print(f"tbx: warning: the long-tail index could not be compiled: {type(exc).__name__}: {exc}", file=sys.stderr)

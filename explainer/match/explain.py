@@ -110,7 +110,14 @@ def raised_at(parsed: Parsed, budget: Budget | None = None, *, compile_ok: bool 
 
     try:
         lt = open_longtail(compile_ok=compile_ok)
-        return tuple(lt.lookup(parsed.message, parsed.exc_type, parsed.frames)) if lt is not None else ()
+        found = tuple(lt.lookup(parsed.message, parsed.exc_type, parsed.frames)) if lt is not None else ()
+        if found or (budget is not None and budget.spent()):
+            return found
+        # not a message torch raises: the libraries around it (transformers, the Hub, diffusers, ...)
+        from explainer.match.longtail import open_libsites
+
+        libs = open_libsites(compile_ok=compile_ok)
+        return tuple(libs.lookup(parsed.message, parsed.exc_type, parsed.frames)) if libs is not None else ()
     except (OSError, ValueError, KeyError, sqlite3.Error) as exc:
         import sys
 

@@ -616,7 +616,7 @@ _LOCK = allocate_lock()
 _OPEN: dict[str, LongTail] = {}
 
 
-def open_longtail(path: str | None = None, *, compile_ok: bool = True) -> LongTail | None:
+def open_longtail(path: str | None = None, *, compile_ok: bool = True, cls=None) -> LongTail | None:
     """The long-tail index, compiled from its data file when the SQLite beside it is missing or older
     (unless ``compile_ok`` is false: then None until it is compiled); None when there is no data file
     (the long tail then stays silent)."""
@@ -651,7 +651,7 @@ def open_longtail(path: str | None = None, *, compile_ok: bool = True) -> LongTa
                     os.makedirs(cache, exist_ok=True)
                     db_path = os.path.join(cache, name)
                     compile_index(records, meta, db_path)
-        lt = LongTail(db_path)
+        lt = (cls or LongTail)(db_path)
         _OPEN[path] = lt
         return lt
 
@@ -668,3 +668,48 @@ def info() -> dict | None:
     if lt is None:
         return None
     return {"path": lt.path, **lt.meta}
+
+
+class LibTail(LongTail):
+    """The raise sites of the libraries around torch (``data/libsites.jsonl.gz``, built by
+    :mod:`explainer.knowledge.libsites_build`): the same lookup, each site naming its library and the
+    release it was read from."""
+
+    def _row(self, row, strength: str, sites: int) -> dict:
+        r = row if isinstance(row, dict) else dict(zip(self._cols(self._db()), row))
+        return {
+            "exc_type": r["x"] or None,
+            "template": r["t"],
+            "file": r["f"] or None,
+            "line": r["l"],
+            "function": r["fn"] or None,
+            "op": None,
+            "condition": r["c"] or None,
+            "origin": "library",
+            "library": r["o"],
+            "version": r["v"],
+            "torch_version": None,
+            "url": None,
+            "strength": strength,
+            "sites": sites,
+            "kind": r["k"],
+        }
+
+
+def libsites_file() -> str | None:
+    """The libraries' raise-site data file of the checkout or the package (``TBX_LIBSITES`` overrides)."""
+    if os.environ.get("TBX_LIBSITES"):
+        return os.environ["TBX_LIBSITES"]
+    from explainer.paths import data_dir
+
+    for name in ("libsites.jsonl.gz", "libsites.sqlite"):  # a checkout's data file; a wheel's compiled index
+        path = os.path.join(data_dir(), name)
+        if os.path.exists(path):
+            return path
+    return None
+
+
+def open_libsites(*, compile_ok: bool = True) -> LibTail | None:
+    path = libsites_file()
+    lt = open_longtail(path, compile_ok=compile_ok, cls=LibTail) if path else None
+    return lt if isinstance(lt, LibTail) else None

@@ -65,7 +65,8 @@ def _distribution(import_name: str) -> str:
 def from_paste(parsed, raised_at=()) -> dict:
     """``raised_by`` from the paste alone (no curated entry answered)."""
     if raised_at:
-        return who("torch")
+        lib = raised_at[0].get("library")
+        return who("library", lib.replace("_", "-")) if lib else who("torch")
     texts = [parsed.message or "", *(s.text for s in parsed.signals[:40]), *(parsed.lines[-60:])]
     for rx, tool in _TOOLS:
         for t in texts:

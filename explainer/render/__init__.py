@@ -38,6 +38,10 @@ def environment_notes(answer, who: dict, source) -> list[dict]:
     """Facts about the environment for this answer (``{"en", "zh"}`` each); the installed versions
     only where the surface may look (it passes ``source``)."""
     message = answer.parsed.message or ""
+    if who.get("kind") == "python" and not answer.matches:
+        from explainer.advise.builtins import python_notes
+
+        return python_notes(answer.parsed)
     if who.get("kind") not in ("environment", "library") and not any(
         w in message for w in ("No module named", "cannot import name", "model type")
     ):

@@ -24,6 +24,7 @@ LABELS = {
         "parsed": "Parsed",
         "none": "No known PyTorch error matches this paste.",
         "raised_by": "Raised by {who}, not by PyTorch; no entry of the knowledge base fits it yet.",
+        "python_own": "Raised by Python in your own code, not by PyTorch.",
         "nearest": "Nearest entries",
         "ambiguous": "Two entries fit this message about equally well; paste the full traceback to tell them apart.",
         "other": "Also possible",
@@ -52,6 +53,7 @@ LABELS = {
         "parsed": "解析结果",
         "none": "没有找到与这段报错对应的已知 PyTorch 错误。",
         "raised_by": "这个错误来自{who}，不是 PyTorch 抛出的；知识库里还没有与之对应的条目。",
+        "python_own": "这是 Python 在你自己的代码里抛出的错误，不是 PyTorch 抛出的。",
         "nearest": "最接近的条目",
         "ambiguous": "有两个条目都差不多符合这条报错信息，请贴出完整的 traceback 以便区分。",
         "other": "也可能是",
@@ -120,6 +122,34 @@ TAIL: dict[str, dict[str, Any]] = {  # texts, and the "strength" names by match 
 }
 
 
+# the same texts for a site in a library's own sources (transformers, the Hub, diffusers, ...)
+LIB_TAIL: dict[str, dict[str, str]] = {
+    "en": {
+        "head": "Not in the curated knowledge base. The library {lib} raised this itself:",
+        "message": "message template in {lib}",
+        "exact": "{lib} {v}",
+        "credit": "Message and location from {lib} {v}'s own sources. No cause or fix is curated for it.",
+    },
+    "zh": {
+        "head": "知识库里还没有整理这条报错，它是库 {lib} 自己抛出的：",
+        "message": "{lib} 的报错信息模板",
+        "exact": "{lib} {v}",
+        "credit": "信息和位置取自 {lib} {v} 的源码。这条报错还没有人工整理的原因和解决办法。",
+    },
+}
+
+
+def _tail_texts(lg: str, r: dict) -> dict:
+    """TAIL's texts for this site: a library's site says whose sources and which release."""
+    T = dict(TAIL[lg])
+    lib = r.get("library")
+    if lib:
+        for k, v in LIB_TAIL[lg].items():
+            T[k] = v.replace("{lib}", lib)
+        T["source"] = T["exact"]
+    return T
+
+
 def _site_place(r: dict) -> str:
     place = r["file"] or ""
     if r.get("line"):
@@ -135,15 +165,15 @@ def raised_at_markdown(answer, *, lang: str, full: bool = True) -> str:
         return ""
     parts = []
     for lg in _langs(lang):
-        T = TAIL[lg]
         r = sites[0]
+        T = _tail_texts(lg, r)
         if answer.matches:
             parts.append(
                 f"{T['at']}: {_site_place(r)}" + (f" ({code_span(r['function'])})" if r.get("function") else "") + "\n"
             )
             continue
         parts.append(f"**{T['head']}**\n")
-        fn = code_span(r["function"]) if r.get("function") else "PyTorch"
+        fn = code_span(r["function"]) if r.get("function") else (r.get("library") or "PyTorch")
         if r.get("op") and r["op"] != r.get("function"):
             fn += f" ({code_span(r['op'])})"
         who = T["from"].format(exc=code_span(r.get("exc_type") or answer.parsed.exc_type or "?"), fn=fn)
@@ -154,7 +184,7 @@ def raised_at_markdown(answer, *, lang: str, full: bool = True) -> str:
             elif r["origin"] == "source":
                 ver = T["source"].format(v=r["torch_version"])
             else:
-                ver = T["exact"].format(v=r["torch_version"])
+                ver = T["exact"].format(v=r.get("version") or r["torch_version"])
             lines.append(f"- {T['at']}: {_site_place(r)} ({ver})")
         if r.get("condition"):
             lines.append(f"- {T['check']}: {code_span(r['condition'])}")
@@ -191,7 +221,9 @@ def raised_at_markdown(answer, *, lang: str, full: bool = True) -> str:
             parts.append(
                 f"{L['nearest']}: " + ", ".join(f"`{c.id}` ({c.score:.2f})" for c in answer.candidates[:2]) + "\n"
             )
-        parts.append(f"*{T['credit'].format(v=r.get('indexed_version') or r['torch_version'] or '?')}*\n")
+        parts.append(
+            f"*{T['credit'].format(v=r.get('version') or r.get('indexed_version') or r['torch_version'] or '?')}*\n"
+        )
     return "\n".join(parts)
 
 
@@ -413,7 +445,9 @@ def answer_markdown(answer, index, *, lang: str, source=None) -> str:
         who = raised_by(answer, index)
         kind = who.get("kind")
         names = WHO["zh" if lang == "zh" else "en"]
-        if kind in names:
+        if kind == "python":
+            out = [parsed_line, "", L["python_own"]]
+        elif kind in names:
             out = [parsed_line, "", L["raised_by"].format(who=names[kind].format(lib=who.get("library") or "?"))]
         else:
             out = [parsed_line, "", L["none"]]
