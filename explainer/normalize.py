@@ -106,15 +106,18 @@ def tokens(normalized: str) -> set[str]:
 _QUOTED = Lazy(r"'([^'\n]{1,120})'|\"([^\"\n]{1,120})\"|`([^`\n]{1,120})`")
 
 
+_PLACEHOLDER = Lazy(r"\{[^{}]{0,80}\}")
+
+
 def quoted_tokens(text: str) -> set[str]:
     """Words inside quotes (``'torchvision.models.utils'``, `"cv2"`): normalising turns each quoted
     span into one placeholder, which would make every ``No module named '...'`` alike; these words
-    tell them apart when candidates are ranked. A span holding a ``{placeholder}`` gives none."""
+    tell them apart when candidates are ranked. Of a span holding a ``{placeholder}``, the words around it."""
     out: set[str] = set()
     for m in _QUOTED.finditer(text[:4000]):
         span = (m.group(1) or m.group(2) or m.group(3) or "").lower()
-        if "{" in span:  # a placeholder's span: the pairs of quotes stay aligned, its words are not literal
-            continue
+        if "{" in span:  # a template's placeholder: only the literal text around it ('torch.{name}' -> torch)
+            span = _PLACEHOLDER.sub(" ", span)
         out.update(w for w in _ASCII_WORD.findall(span) if w not in STOPWORDS)
     return out
 

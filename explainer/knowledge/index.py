@@ -22,9 +22,9 @@ if TYPE_CHECKING:
     from explainer.match.matcher import Matcher
 
 SCHEMA_VERSION = (
-    "15"  # 6: fixes and causes for the answer; 7: template regexes compiled linear; 9: head_share; 10: pieces;
+    "16"  # 6: fixes and causes for the answer; 7: template regexes compiled linear; 9: head_share; 10: pieces;
     # 11: the start-up blob holds each pattern's entry and words only, the rows are read when needed;
-    # 12: it holds the matcher's word table, built once; 13: each entry's raised_by; 14-15: quoted words
+    # 12: it holds the matcher's word table, built once; 13: each entry's raised_by; 14-16: quoted words
 )
 _JSON_COLUMNS = ("exception_types", "frames", "signals", "excludes", "raised_by")
 

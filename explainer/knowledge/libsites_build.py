@@ -35,6 +35,13 @@ RELEASES = (
     ("accelerate", "1.16.0"),
     ("peft", "0.21.2"),
     ("safetensors", "0.8.0"),
+    ("pytorch-lightning", "2.6.6"),
+    ("ultralytics", "8.4.190"),
+    ("sentence-transformers", "6.3.0"),
+    ("gradio", "6.31.0"),
+    ("nnunetv2", "2.8.1"),
+    ("timm", "1.0.31"),
+    ("mmengine", "0.10.7"),
 )
 SKIP = ("/tests/", "/test_", "/examples/", "/benchmark", "/commands/", "/_vendor/")
 
@@ -71,7 +78,7 @@ def build(out: Path, releases=RELEASES) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         for dist, version in releases:
             whl = _download(dist, version, Path(tmp))
-            library = dist.replace("-", "_") if dist == "huggingface-hub" else dist
+            library = {"huggingface-hub": "huggingface_hub"}.get(dist, dist)
             found = sites_of_wheel(whl, library, version)
             records += found
             meta["releases"].append(

@@ -48,6 +48,8 @@ CATEGORIES = {
     "hub",
     "model-loading",
     "python",
+    "training",
+    "inference",
 }
 KINDS = {"error", "warning", "log"}
 CODE_VALUES = {"code", "target", "call", "receiver", "arg0", "arg1"}

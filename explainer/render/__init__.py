@@ -28,8 +28,12 @@ def raised_by(answer, index) -> dict:
     if answer.matches:
         who = from_entry(index.entries[answer.matches[0].id].get("raised_by"))
         if who["kind"] in ("library", "environment") and not who["library"]:
-            seen = from_paste(answer.parsed)  # the entry leaves the distribution to the paste
-            who["library"] = seen["library"] if seen["kind"] == who["kind"] else None
+            # the entry leaves the distribution to the paste; where the paste names none (a module no
+            # distribution provides may be the project's own), who raised it is not known
+            seen = from_paste(answer.parsed)
+            if seen["kind"] != who["kind"] or not seen["library"]:
+                return {"kind": None, "library": None}
+            who["library"] = seen["library"]
         return who
     return from_paste(answer.parsed, answer.raised_at)
 
