@@ -245,7 +245,8 @@ def _assert_filled(entry, answer, index) -> None:
             short_markdown(answer, index, lang=lang),
         ):
             # code blocks and code spans hold the user's own code and values (an f-string's {name})
-            prose = re.sub(r"`[^`\n]*`", "", re.sub(r"```.*?```", "", text, flags=re.S))
+            # (a span fenced with more backticks holds code with backticks in it: `` a `b` {c} ``)
+            prose = re.sub(r"(`+)[^\n]*?(?<!`)\1(?!`)", "", re.sub(r"```.*?```", "", text, flags=re.S))
             assert not leftover.search(prose), (entry.id, lang, leftover.search(prose).group(0))
 
 

@@ -68,6 +68,7 @@ TIE_MARGIN = 0.01  # entries tied on a shared opening stay this far above the th
 # (x TOKEN_SORT_WEIGHT) and, for a message much longer than the pattern, the partial ratio (x PARTIAL_WEIGHT)
 SIMILAR_ENOUGH, TOKEN_SORT_WEIGHT, PARTIAL_WEIGHT = 0.9, 0.95, 0.97
 MAX_CANDIDATE_PATTERNS = 24
+MAX_WHOLE_EXTRA = 16  # templates all of whose words the message holds, tried beyond those
 _DEVICES = frozenset({"cuda", "mps", "xpu", "hip", "hpu", "npu", "xla", "rocm"})  # backends a message can name
 _DEVICE_WORD = Lazy(r"\b(?:" + "|".join(sorted(_DEVICES)) + r")\b")  # (on lower-cased text)
 OPENING_BASE, OPENING_SPAN = 0.80, 0.08  # a message that only follows a template's opening: 0.80 to 0.88
@@ -400,9 +401,13 @@ class Matcher:
             for i in places:
                 scores[i] = get(i, 0.0) + w
         # (sorted is stable, as heapq.nlargest is, and about twice as fast at these sizes)
-        best = sorted(scores.items(), key=itemgetter(1), reverse=True)[:MAX_CANDIDATE_PATTERNS]
+        ranked = sorted(scores.items(), key=itemgetter(1), reverse=True)
+        best = ranked[:MAX_CANDIDATE_PATTERNS]
         weight = self.weight
-        return [(i, sc / weight[i]) for i, sc in best]
+        # a short template whose every word the message holds ("{type}\n  Explanation: {details...}")
+        # is tried even when longer templates sharing more words fill the first places
+        whole = [(i, sc) for i, sc in ranked[MAX_CANDIDATE_PATTERNS:] if sc >= weight[i] * 0.999][:MAX_WHOLE_EXTRA]
+        return [(i, sc / weight[i]) for i, sc in best + whole]
 
     def _score_source(self, kind: str, exc_type: str | None, message: str, budget=None) -> dict[str, Evidence]:
         """Tiers 1 and 2 (templates, then fuzzy similarity) on one message: entry id -> its evidence."""
