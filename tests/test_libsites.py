@@ -55,3 +55,16 @@ def test_a_library_message_names_the_library_its_file_and_function():
 def test_torchs_own_messages_stay_with_torch():
     out = _answer("RuntimeError: Expected all tensors to be on the same device, but found at least two devices")
     assert all(not r.get("library") for r in out["raised_at"])
+
+
+def test_a_raise_site_without_file_or_function_gives_no_raised_at_line():
+    from explainer.match.explain import Answer
+    from explainer.model import Candidate, Parsed
+    from explainer.render.markdown import raised_at_markdown
+
+    parsed = Parsed("RuntimeError", "boom")
+    site = {"file": None, "line": None, "function": None, "template": "boom", "strength": "exact", "origin": "binary"}
+    answer = Answer(parsed, (Candidate("x", 0.9, (), {}, 1),), None, False, (site,))
+    assert "Raised at" not in raised_at_markdown(answer, lang="en")
+    site["function"] = "at::native::boom"
+    assert "Raised at: `at::native::boom`" in raised_at_markdown(answer, lang="en")

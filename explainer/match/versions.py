@@ -22,15 +22,15 @@ _RULES = (  # (expression, what the evidence says)
     (Lazy(r"\btorch-" + _V + r"-cp\d"), "a torch wheel: {v}"),
 )
 MAX_LINES = 4000
+_NEEDS = ("PyTorch version", "torch==", "torch ", "torch\t", "torch.__version__", "torch-")
 
 
 def torch_version(text: str) -> dict | None:
     """``{"range": [low, high], "evidence": [...]}`` for the torch release(s) the paste shows, or None."""
-    from explainer.facts import version_key
-
     found: list[tuple[str, str]] = []
     for line in text.splitlines()[-MAX_LINES:]:
-        if "torch" not in line.lower():
+        # the cheap test first: a traceback's many torch paths hold none of these (no regex runs on them)
+        if not any(k in line for k in _NEEDS):
             continue
         line = line[:500]
         for rx, says in _RULES:
@@ -40,6 +40,8 @@ def torch_version(text: str) -> dict | None:
                 break
     if not found:
         return None
+    from explainer.facts import version_key
+
     versions = sorted({v.split("+", 1)[0] for v, _ in found}, key=version_key)
     evidence = list(dict.fromkeys(e for _, e in found))[:5]
     return {"range": [versions[0], versions[-1]], "evidence": evidence}

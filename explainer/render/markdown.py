@@ -168,9 +168,10 @@ def raised_at_markdown(answer, *, lang: str, full: bool = True) -> str:
         r = sites[0]
         T = _tail_texts(lg, r)
         if answer.matches:
-            parts.append(
-                f"{T['at']}: {_site_place(r)}" + (f" ({code_span(r['function'])})" if r.get("function") else "") + "\n"
-            )
+            place = _site_place(r)
+            fn = code_span(r["function"]) if r.get("function") else ""
+            if place or fn:  # never an empty "Raised at:" line (a site known by its message only)
+                parts.append(f"{T['at']}: {place}" + (f" ({fn})" if place and fn else fn) + "\n")
             continue
         parts.append(f"**{T['head']}**\n")
         fn = code_span(r["function"]) if r.get("function") else (r.get("library") or "PyTorch")
