@@ -393,3 +393,9 @@ def test_one_shot_exit_keeps_the_whole_answer_and_the_exit_code():
     assert missing.returncode == 2 and missing.stderr.startswith(b"tbx: cannot read")
     empty = tbx("explain", "--json", stdin=b"")
     assert empty.returncode == 2 and b"empty input" in empty.stderr
+
+
+def test_an_abstention_always_carries_nearest():
+    out = tbx("explain", "--json", stdin=b"zzqx wobble frobnicate\n")
+    data = json.loads(out.stdout)
+    assert data["abstained"] is True and data["nearest"] == []

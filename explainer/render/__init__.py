@@ -84,7 +84,7 @@ def answer_json(answer, index, *, lang: str = "en", source=None, render_match=No
         "abstained": not out_matches,
         "ambiguous": answer.ambiguous,
     }
-    if not out_matches and answer.candidates:
+    if not out_matches:  # an abstention always says what came closest (nothing, where nothing scored)
         out["nearest"] = [{"id": c.id, "score": c.score} for c in answer.candidates[:2]]
     out["raised_at"] = [dict(r) for r in answer.raised_at]
     out["raised_by"] = who = raised_by(answer, index)
