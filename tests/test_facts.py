@@ -125,9 +125,9 @@ def test_a_plain_python_error_is_framed_as_python_with_the_users_line():
     index = open_index()
     paste = tb("/home/u/train.py", last="NameError: name 'epochs' is not defined. Did you mean: 'epoch'?")
     for lang, says in (("en", "Python's own `NameError`"), ("zh", "Python 自己在你的代码里抛出的 `NameError`")):
-        out = answer_json(explain_text(paste, index), index, lang=lang)
+        out = answer_json(explain_text(paste, index, budget=None), index, lang=lang)
         assert out["matches"] == [] and out["raised_by"]["kind"] == "python"
         assert says in out["notes"][0] and "train.py:3" in out["notes"][0]
     # a library's TypeError is not framed as the user's own
     lib = tb("/home/u/run.py", "/opt/conda/lib/python3.10/site-packages/peft/tuners/lora.py", last="TypeError: bad")
-    assert answer_json(explain_text(lib, index), index)["notes"] == []
+    assert answer_json(explain_text(lib, index, budget=None), index)["notes"] == []

@@ -33,7 +33,7 @@ def _answer(text):
     from explainer.render import answer_json
 
     index = open_index()
-    return answer_json(explain_text(text, index), index)
+    return answer_json(explain_text(text, index, budget=None), index)
 
 
 def test_a_library_message_names_the_library_its_file_and_function():

@@ -45,9 +45,9 @@ def test_the_answer_carries_it(tmp_path):
 
     index = open_index()
     paste = "PyTorch version: 1.13.1+cu117\n\nRuntimeError: grad can be implicitly created only for scalar outputs\n"
-    out = answer_json(explain_text(paste, index), index)
+    out = answer_json(explain_text(paste, index, budget=None), index)
     assert out["torch_version"]["range"] == ["1.13.1", "1.13.1"]
-    assert answer_json(explain_text("RuntimeError: boom", index), index)["torch_version"] is None
+    assert answer_json(explain_text("RuntimeError: boom", index, budget=None), index)["torch_version"] is None
 
 
 def test_in_a_hook_the_live_release_decides():
