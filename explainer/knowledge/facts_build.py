@@ -33,6 +33,7 @@ import sys
 import tempfile
 import urllib.request
 import zipfile
+import zlib
 from pathlib import Path
 
 # the companions that pin torch, and the oldest release of each worth knowing (torch 1.8, 2021)
@@ -56,6 +57,7 @@ TOP_LEVEL_DISTS = (
     "importlib-metadata", "setuptools", "packaging", "filelock", "fsspec", "jinja2", "networkx", "sympy",
 )  # fmt: skip
 PIPREQS = "pipreqs==0.5.0"
+MAX_ZIP_MEMBER = 2_000_000  # bytes of one file read out of a remote wheel
 PLATFORMS = ("manylinux_2_28_x86_64", "manylinux2014_x86_64", "manylinux1_x86_64", "macosx_11_0_arm64", "any")
 
 
@@ -120,20 +122,38 @@ def _range(url: str, start: int, end: int | None = None) -> bytes:
         return r.read()
 
 
-def zip_names(url: str) -> list[str]:
-    """The file names in a remote zip (a wheel), read from its central directory by range requests."""
+def zip_directory(url: str) -> dict[str, tuple[int, int, int, int]]:
+    """A remote zip's entries: name -> (method, compressed size, local header offset, size)."""
     tail = _range(url, -65536)
     at = tail.rfind(b"PK\x05\x06")
     if at < 0:
         raise ValueError(f"{url}: no zip directory in the last 64 KiB")
     size, offset = struct.unpack("<II", tail[at + 12 : at + 20])
     directory = _range(url, offset, offset + size - 1)
-    names, i = [], 0
+    out, i = {}, 0
     while directory[i : i + 4] == b"PK\x01\x02":
+        method = struct.unpack("<H", directory[i + 10 : i + 12])[0]
+        csize, usize = struct.unpack("<II", directory[i + 20 : i + 28])
         n, m, k = struct.unpack("<HHH", directory[i + 28 : i + 34])
-        names.append(directory[i + 46 : i + 46 + n].decode("utf-8", "replace"))
+        local = struct.unpack("<I", directory[i + 42 : i + 46])[0]
+        out[directory[i + 46 : i + 46 + n].decode("utf-8", "replace")] = (method, csize, local, usize)
         i += 46 + n + m + k
-    return names
+    return out
+
+
+def zip_read(url: str, entry: tuple[int, int, int, int]) -> bytes:
+    method, csize, local, usize = entry
+    if usize > MAX_ZIP_MEMBER:
+        raise ValueError("file too large")
+    head = _range(url, local, local + 29)
+    n, m = struct.unpack("<HH", head[26:30])
+    data = _range(url, local + 30 + n + m, local + 30 + n + m + csize - 1)
+    return zlib.decompress(data, -15) if method == 8 else data
+
+
+def zip_names(url: str) -> list[str]:
+    """The file names in a remote zip (a wheel), read from its central directory by range requests."""
+    return list(zip_directory(url))
 
 
 def top_level(names: list[str]) -> list[str]:

@@ -25,12 +25,11 @@ import ast
 import gzip
 import json
 import re
-import struct
 import sys
 import zlib
 from pathlib import Path
 
-from explainer.knowledge.facts_build import PLATFORMS, _range, _version_key, report, versions
+from explainer.knowledge.facts_build import PLATFORMS, _version_key, report, versions, zip_directory, zip_read
 
 # library -> (distribution, top-level package, oldest release worth knowing)
 LIBRARIES = {
@@ -50,36 +49,6 @@ LIBRARIES = {
     "safetensors": ("safetensors", "safetensors", "0.3.0"),
     "sentence_transformers": ("sentence-transformers", "sentence_transformers", "2.0.0"),
 }
-MAX_NAMES_FILE = 2_000_000  # bytes of one __init__.py read
-
-
-def _directory(url: str) -> dict[str, tuple[int, int, int, int]]:
-    """A remote zip's entries: name -> (method, compressed size, local header offset, size)."""
-    tail = _range(url, -65536)
-    at = tail.rfind(b"PK\x05\x06")
-    if at < 0:
-        raise ValueError(f"{url}: no zip directory in the last 64 KiB")
-    size, offset = struct.unpack("<II", tail[at + 12 : at + 20])
-    directory = _range(url, offset, offset + size - 1)
-    out, i = {}, 0
-    while directory[i : i + 4] == b"PK\x01\x02":
-        method = struct.unpack("<H", directory[i + 10 : i + 12])[0]
-        csize, usize = struct.unpack("<II", directory[i + 20 : i + 28])
-        n, m, k = struct.unpack("<HHH", directory[i + 28 : i + 34])
-        local = struct.unpack("<I", directory[i + 42 : i + 46])[0]
-        out[directory[i + 46 : i + 46 + n].decode("utf-8", "replace")] = (method, csize, local, usize)
-        i += 46 + n + m + k
-    return out
-
-
-def _read(url: str, entry: tuple[int, int, int, int]) -> bytes:
-    method, csize, local, usize = entry
-    if usize > MAX_NAMES_FILE:
-        raise ValueError("file too large")
-    head = _range(url, local, local + 29)
-    n, m = struct.unpack("<HH", head[26:30])
-    data = _range(url, local + 30 + n + m, local + 30 + n + m + csize - 1)
-    return zlib.decompress(data, -15) if method == 8 else data
 
 
 def exported_names(source: str) -> list[str]:
@@ -190,14 +159,14 @@ def fetch(cache: Path, only: list[str] | None = None) -> None:
                 print(f"{lib} {v}: no wheel", file=sys.stderr)
                 continue
             try:
-                entries = _directory(rec["url"])
+                entries = zip_directory(rec["url"])
                 init = entries.get(f"{package}/__init__.py")
-                names = exported_names(_read(rec["url"], init).decode("utf-8", "replace")) if init else []
+                names = exported_names(zip_read(rec["url"], init).decode("utf-8", "replace")) if init else []
                 types: set[str] = set()
                 for path in ("configuration_auto.py", "auto_mappings.py"):
                     cfg = entries.get(f"transformers/models/auto/{path}")
                     if lib == "transformers" and cfg:
-                        types.update(model_types(_read(rec["url"], cfg).decode("utf-8", "replace")))
+                        types.update(model_types(zip_read(rec["url"], cfg).decode("utf-8", "replace")))
             except (OSError, ValueError, zlib.error) as exc:
                 print(f"{lib} {v}: {exc}", file=sys.stderr)
                 continue

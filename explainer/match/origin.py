@@ -101,8 +101,3 @@ def from_paste(parsed, raised_at=()) -> dict:
         if in_stdlib or exc in PYTHON_TYPES or _PYTHON_MESSAGE.search((parsed.message or "")[:300]):
             return who("python")
     return who(None)
-
-
-def from_entry(meta_raised_by: dict | None) -> dict:
-    rb = meta_raised_by or {}
-    return who(rb.get("kind", "torch"), rb.get("library"))

@@ -23,18 +23,21 @@ def advice_for(answer, index, cand, *, source=None, live: dict | None = None) ->
 
 def raised_by(answer, index) -> dict:
     """Who raised the error: the top entry's ``raised_by``, else what the paste itself shows."""
-    from explainer.match.origin import from_entry, from_paste
+    if answer.matches:  # the entry's front matter says it: nothing more to load for a curated answer
+        rb = index.entries[answer.matches[0].id].get("raised_by") or {}
+        who = {"kind": rb.get("kind", "torch"), "library": rb.get("library")}
+        if who["kind"] not in ("library", "environment") or who["library"]:
+            return who
+        from explainer.match.origin import from_paste
 
-    if answer.matches:
-        who = from_entry(index.entries[answer.matches[0].id].get("raised_by"))
-        if who["kind"] in ("library", "environment") and not who["library"]:
-            # the entry leaves the distribution to the paste; where the paste names none (a module no
-            # distribution provides may be the project's own), who raised it is not known
-            seen = from_paste(answer.parsed)
-            if seen["kind"] != who["kind"] or not seen["library"]:
-                return {"kind": None, "library": None}
-            who["library"] = seen["library"]
-        return who
+        # the entry leaves the distribution to the paste; where the paste names none (a module no
+        # distribution provides may be the project's own), who raised it is not known
+        seen = from_paste(answer.parsed)
+        if seen["kind"] != who["kind"] or not seen["library"]:
+            return {"kind": None, "library": None}
+        return {**who, "library": seen["library"]}
+    from explainer.match.origin import from_paste
+
     return from_paste(answer.parsed, answer.raised_at)
 
 
