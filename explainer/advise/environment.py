@@ -119,10 +119,12 @@ def _dist(lib: str) -> str:
     return names().get(lib, {}).get("distribution", lib)
 
 
-def _installed_line(dist: str, has: bool | None, what: str) -> dict | None:
+def _installed_line(dist: str, h, what: str) -> dict | None:
+    """The installed release of ``dist`` and whether it has ``what`` (unknown outside the indexed releases)."""
     v = installed_version(dist)
     if not v:
         return None
+    has = h.has(v)
     if has is None:
         return _note(f"Installed here: {dist} {v}.", f"这里安装的是 {dist} {v}。")
     return _note(
@@ -151,13 +153,9 @@ def _history_notes(h, dist: str, what: str, local: bool) -> list[dict]:
                 f'{what} 从 {dist} {h.added_in} 开始才有：升级 `pip install -U "{dist}>={h.added_in}"`。',
             )
         )
-    if local and out:
-        line = _installed_line(dist, None, what)
-        v = installed_version(dist)
-        if v:
-            line = _installed_line(dist, h.has(v), what)
-        if line:
-            out.append(line)
+    line = _installed_line(dist, h, what) if local and out else None
+    if line:
+        out.append(line)
     return out
 
 

@@ -372,7 +372,7 @@ def check_driver(env: Env, lang: str) -> list[dict]:
             return [
                 _check(
                     "cuda-driver",
-                    "problem" if env.torch_cuda else "skip",
+                    "problem",
                     f"torch is built for CUDA {env.torch_cuda}, but nvidia-smi is not here: no NVIDIA driver "
                     "(or, in a container, the GPU was not passed in).",
                     f"torch 是按 CUDA {env.torch_cuda} 编译的，但这里没有 nvidia-smi：没有装 NVIDIA 驱动"
