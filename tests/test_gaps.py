@@ -153,6 +153,34 @@ def test_concurrent_writers_count_every_gap_once(tmp_path, index):
     assert sum(r["count"] for r in rows) == n_threads * per
 
 
+def test_writers_opening_a_new_file_at_once_all_get_a_connection(tmp_path):
+    """Switching a new file to WAL answers 'database is locked' at once, without the busy timeout,
+    when another connection opens it at that moment (about one round in nine here before the fix):
+    many rounds of eight openers on a fresh file, each must add its row."""
+    sig = {"key": "k", "exc_type": "E", "message": "m", "frames": [], "torch_version": None, "reason": "r", "answered": []}
+    for round_ in range(30):
+        path = str(tmp_path / f"g{round_}.sqlite")
+        errors: list[BaseException] = []
+        barrier = threading.Barrier(8)
+
+        def work():
+            store = Store(path=path, url="")
+            barrier.wait()
+            try:
+                store.add(sig)
+            except Exception as exc:  # noqa: BLE001 - collected and asserted below
+                errors.append(exc)
+            store.close()
+
+        threads = [threading.Thread(target=work) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, errors
+        assert Store(path=path, url="").rows()[0]["count"] == 8
+
+
 def test_clusters_group_similar_messages_and_draft_an_entry(tmp_path, index):
     store = Store(path=str(tmp_path / "g.sqlite"), url="")
     for n in (3, 4, 5, 6):

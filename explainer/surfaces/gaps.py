@@ -233,6 +233,24 @@ _DDL = (
 )
 
 
+def _wal(conn, tries: int = 200) -> None:
+    """Switch a new SQLite file to WAL. The switch needs an exclusive lock, and SQLite answers
+    'database is locked' at once, without its busy handler, when another connection opens the same
+    new file at that moment; so the mode is read first (WAL persists in the file) and the switch retried."""
+    import sqlite3
+
+    for attempt in range(tries):
+        try:
+            if conn.execute("pragma journal_mode").fetchone()[0].lower() == "wal":
+                return
+            conn.execute("pragma journal_mode=wal")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc) or attempt == tries - 1:
+                raise
+            time.sleep(0.005 * (1 + attempt % 10))
+
+
 class Store:
     """The gap table in SQLite or PostgreSQL: one row per signature and day, with a count."""
 
@@ -258,9 +276,8 @@ class Store:
 
                 os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
                 conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
-                conn.execute("pragma journal_mode=wal")
+                _wal(conn)
                 conn.execute("pragma synchronous=normal")  # WAL stays consistent; a gap row may be lost on power loss
-                conn.execute("pragma busy_timeout=30000")
                 conn.execute(_DDL)
             self._local.conn = conn
         return conn
