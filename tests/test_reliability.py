@@ -671,12 +671,19 @@ def test_every_paste_shape_at_the_size_limit_is_answered_within_the_budget(index
 
     from .bench.shapes import shapes
 
-    slow = []
-    for name, text in shapes().items():
+    def cpu(text: str) -> float:
         t0 = time.thread_time()
         answer = explain_text(text, index)
         json.dumps(answer_json(answer, index), ensure_ascii=False).encode("utf-8")
-        took = time.thread_time() - t0
+        return time.thread_time() - t0
+
+    slow = []
+    for name, text in shapes().items():
+        # the best of three for a shape over the bound: a neighbour on the same core slows a run
+        # down by a factor, a stage quadratic in the paste is slow every time
+        took = cpu(text)
+        if took > 0.5:
+            took = min(took, cpu(text), cpu(text))
         if took > 0.5:
             slow.append(f"{name}: {took * 1000:.0f} ms")
     assert not slow, slow

@@ -492,7 +492,7 @@ def clean(text: str, budget: Budget | None = None) -> tuple[list[str], set[str],
         if lead == "|":
             line = _GROUP_BAR.sub("", line)
             hints.add("group")
-        prefix, stripped = _split_prefix(line)
+        prefix, stripped = _split_prefix(line) if _may_have_prefix(line) else ("", line)
         if prefix:
             if stripped.startswith(("E ", "E\t")) or line.startswith("E "):
                 hints.add("pytest")
