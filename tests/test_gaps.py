@@ -157,13 +157,21 @@ def test_writers_opening_a_new_file_at_once_all_get_a_connection(tmp_path):
     """Switching a new file to WAL answers 'database is locked' at once, without the busy timeout,
     when another connection opens it at that moment (about one round in nine here before the fix):
     many rounds of eight openers on a fresh file, each must add its row."""
-    sig = {"key": "k", "exc_type": "E", "message": "m", "frames": [], "torch_version": None, "reason": "r", "answered": []}
+    sig = {
+        "key": "k",
+        "exc_type": "E",
+        "message": "m",
+        "frames": [],
+        "torch_version": None,
+        "reason": "r",
+        "answered": [],
+    }
     for round_ in range(30):
         path = str(tmp_path / f"g{round_}.sqlite")
         errors: list[BaseException] = []
         barrier = threading.Barrier(8)
 
-        def work():
+        def work(path: str, barrier: threading.Barrier, errors: list) -> None:
             store = Store(path=path, url="")
             barrier.wait()
             try:
@@ -172,7 +180,7 @@ def test_writers_opening_a_new_file_at_once_all_get_a_connection(tmp_path):
                 errors.append(exc)
             store.close()
 
-        threads = [threading.Thread(target=work) for _ in range(8)]
+        threads = [threading.Thread(target=work, args=(path, barrier, errors)) for _ in range(8)]
         for t in threads:
             t.start()
         for t in threads:
