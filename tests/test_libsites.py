@@ -68,3 +68,97 @@ def test_a_raise_site_without_file_or_function_gives_no_raised_at_line():
     assert "Raised at" not in raised_at_markdown(answer, lang="en")
     site["function"] = "at::native::boom"
     assert "Raised at: `at::native::boom`" in raised_at_markdown(answer, lang="en")
+
+
+# --- another release's wording, and the frame that raised what no indexed release holds ---------
+
+
+def test_another_releases_wording_finds_its_site_marked_near():
+    """An older transformers said "must of type" where the indexed releases say "must be of type", and
+    wrote ``List`` for ``list``: the site is found, marked as a close wording, and says so."""
+    from explainer.knowledge.index import open_index
+    from explainer.match.explain import explain_text
+    from explainer.render.markdown import raised_at_markdown
+
+    paste = (
+        "ValueError: text input must of type `str` (single example), `List[str]` (batch or single "
+        "pretokenized example) or `List[List[str]]` (batch of pretokenized examples)."
+    )
+    out = _answer(paste)
+    site = out["raised_at"][0]
+    assert site["library"] == "transformers" and site["near"] is True and site["strength"] == "partial"
+    assert site["file"].endswith("tokenization_utils_base.py")
+    md = raised_at_markdown(explain_text(paste, open_index(), budget=None), lang="both")
+    assert "a close wording" in md and "措辞相近" in md
+
+
+def test_quotes_and_a_closing_full_stop_do_not_hide_a_site():
+    """pytorch-lightning 1.x quoted with '...' what 2.x quotes with backticks and ends with a full stop."""
+    out = _answer(
+        "pytorch_lightning.utilities.exceptions.MisconfigurationException: "
+        "No 'test_dataloader()' method defined to run 'Trainer.test'"
+    )
+    site = out["raised_at"][0]
+    assert site["library"] == "pytorch-lightning" and "near" not in site
+    assert site["file"].endswith("configuration_validator.py")
+    assert out["raised_by"] == {"kind": "library", "library": "pytorch-lightning"}
+
+
+def _frames(*files_and_code, exc="RuntimeError: the scheduler queue ran dry before step 7"):
+    lines = ["Traceback (most recent call last):", '  File "/home/u/serve.py", line 3, in <module>', "    main()"]
+    for i, (path, code) in enumerate(files_and_code):
+        lines += [f'  File "{path}", line {10 + i}, in step', f"    {code}"]
+    return "\n".join(lines + ([exc] if exc else [])) + "\n"
+
+
+def test_an_unindexed_library_message_is_placed_at_its_innermost_library_frame():
+    paste = _frames(
+        ("/env/lib/python3.11/site-packages/quokka_sched/engine.py", "self._drain()"),
+        ("/usr/lib/python3.11/queue.py", "raise Empty"),  # the standard library under it is skipped
+    )
+    out = _answer(paste)
+    site = out["raised_at"][0]
+    assert (site["origin"], site["library"], site["file"], site["line"], site["code"]) == (
+        "frame",
+        "quokka-sched",
+        "quokka_sched/engine.py",
+        10,
+        "self._drain()",
+    )
+    assert out["raised_by"] == {"kind": "library", "library": "quokka-sched"}
+    from explainer.knowledge.index import open_index
+    from explainer.match.explain import explain_text
+    from explainer.render.markdown import raised_at_markdown
+
+    md = raised_at_markdown(explain_text(paste, open_index(), budget=None), lang="both")
+    assert "innermost frame of the paste inside quokka-sched" in md and "`self._drain()`" in md
+    assert "Message and location from" not in md  # no claim that the library's sources were read
+
+
+def test_no_frame_site_for_torch_for_the_users_own_frame_or_a_cut_traceback():
+    torch_frame = _frames(("/env/lib/python3.11/site-packages/torch/nn/modules/module.py", "return f(x)"))
+    users = _frames(("/home/u/lib/engine.py", "self._drain()"))
+    cut = _frames(("/env/lib/python3.11/site-packages/quokka_sched/engine.py", "self._drain()"), exc="")
+    cut = "RuntimeError: the scheduler queue ran dry before step 7\n\n" + cut  # a title, then a cut traceback
+    for paste in (torch_frame, users, cut):
+        assert all(r.get("origin") != "frame" for r in _answer(paste)["raised_at"]), paste
+
+
+def test_a_bare_assert_in_a_library_is_placed_at_its_frame():
+    out = _answer(
+        _frames(("/env/lib/python3.11/site-packages/quokka_sched/config.py", "assert self.ok"), exc="AssertionError")
+    )
+    assert out["raised_at"][0]["file"] == "quokka_sched/config.py"
+
+
+def test_a_message_python_writes_that_runs_on_claims_no_library_or_torch_site():
+    """A flattened paste runs CPython's wording on into the next line: never a torch template's near fit."""
+    out = _answer(
+        "TypeError: __init__() takes from 2 to 3 positional arguments but 4 were given Exception in thread Thread-3"
+    )
+    assert out["raised_at"] == []
+
+
+def test_a_qualified_exception_type_names_its_library_without_frames():
+    out = _answer("pytorch_lightning.utilities.exceptions.MisconfigurationException: something only 1.x said")
+    assert out["raised_by"] == {"kind": "library", "library": "pytorch-lightning"}

@@ -256,6 +256,9 @@ _PREFIXED = [
     "(TrainWorker pid=123) x",
     "worker-1 rank=42] x",
     "(RayTrainWorker pid=123, ip=10.0.0.1) x",
+    "11-05 12:03:00 client.py:250] x",
+    "11-12 10:29:35 [serving_chat.py:948] x",
+    "(VllmWorker rank=0 pid=2051) x",
     "E   RuntimeError: x",
     "E\tRuntimeError: x",
     "*** RuntimeError: x",
@@ -271,6 +274,27 @@ def test_every_prefix_passes_the_guard_before_its_expression(line):
     assert _ANY_PREFIX.match(line).end() > 0
     assert _may_have_prefix(line)
     assert strip_prefixes(line) != line
+
+
+def test_a_vllm_log_keeps_its_traceback():
+    """vLLM logs every line of a traceback behind its level, date, time and source line, and a worker
+    process behind its name: the frames are read through both."""
+    from explainer.parse.parser import parse_text
+
+    tb = [
+        "Traceback (most recent call last):",
+        '  File "/env/lib/python3.10/site-packages/vllm/engine/multiprocessing/client.py", line 314, in _check_success',
+        "    raise response",
+        "RuntimeError: Engine loop has died",
+    ]
+    for prefix in (
+        "ERROR 11-05 12:03:00 client.py:250] ",
+        "ERROR 11-12 10:29:35 [serving_chat.py:948] ",
+        "(VllmWorker rank=0 pid=2051) ERROR 02-20 09:04:16 [multiproc_executor.py:470] ",
+    ):
+        p = parse_text("\n".join(prefix + line for line in tb))
+        assert (p.exc_type, p.message) == ("RuntimeError", "Engine loop has died"), prefix
+        assert [(f.function, f.code) for f in p.frames] == [("_check_success", "raise response")], prefix
 
 
 def test_the_prefix_guard_never_skips_a_line_a_prefix_matches():

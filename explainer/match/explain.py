@@ -102,8 +102,12 @@ def raised_at(parsed: Parsed, budget: Budget | None = None, *, compile_ok: bool 
     """The long tail's raise sites for the paste's message (empty without a data file, or when the
     budget is spent: no answer waits for compiling the data file, which :func:`explainer.knowledge.index.open_index`
     does with the index, and a damaged data file never breaks one)."""
-    if not parsed.message or (budget is not None and budget.spent()):
+    if budget is not None and budget.spent():
         return ()
+    if not parsed.message:  # a bare ``assert``: the frame that raised it, where a library's
+        from explainer.match.origin import frame_site
+
+        return frame_site(parsed) if parsed.frames else ()
     import sqlite3
 
     from explainer.match.longtail import open_longtail
@@ -117,7 +121,12 @@ def raised_at(parsed: Parsed, budget: Budget | None = None, *, compile_ok: bool 
         from explainer.match.longtail import open_libsites
 
         libs = open_libsites(compile_ok=compile_ok)
-        return tuple(libs.lookup(parsed.message, parsed.exc_type, parsed.frames)) if libs is not None else ()
+        found = tuple(libs.lookup(parsed.message, parsed.exc_type, parsed.frames)) if libs is not None else ()
+        if found or not parsed.frames:
+            return found
+        from explainer.match.origin import frame_site
+
+        return frame_site(parsed)  # no indexed release holds the message: the library frame that raised it
     except (OSError, ValueError, KeyError, sqlite3.Error) as exc:
         import sys
 

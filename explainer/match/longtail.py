@@ -29,6 +29,8 @@ MAX_MESSAGE = 4000  # characters of a message that are matched
 MAX_CANDIDATES = 150  # sites confirmed per lookup: those sharing the most of the message's rarest words
 ANCHORS_PER_SITE = 3  # a site is found through its rarest words
 MAX_ANCHOR_DF = 1000
+NEAR_MIN_WORDS = 6  # a close wording is looked for only in messages and templates of this many words
+NEAR_SHARE = 0.8  # ... and accepted when this share of the template's words are in the message, in order
 REPO = "https://github.com/pytorch/pytorch/blob/v{version}/{file}"
 
 _WORD = Lazy(r"[a-z][a-z0-9_]{2,40}")  # applied to a message capped at MAX_MESSAGE: linear
@@ -153,6 +155,20 @@ def _pieces(template: str) -> list:
     return out
 
 
+_QUOTES = str.maketrans({"`": "'", '"': "'", "\u2018": "'", "\u2019": "'", "\u201c": "'", "\u201d": "'"})
+
+
+def loose(pieces: list) -> list:
+    """A template's pieces with every quote mark one (releases and libraries change backticks to
+    quotes and back) and without a closing full stop (a message may be cut there or logged without it)."""
+    out = [p if p is HOLE else p.translate(_QUOTES) for p in pieces]
+    if out and out[-1] is not HOLE:
+        out[-1] = out[-1].rstrip(" .")
+        if not out[-1]:
+            out.pop()
+    return out
+
+
 def fit(pieces: list, msg: str) -> tuple[str, int] | None:
     """Does the template fit the folded message? (strength, literal characters matched), or None.
 
@@ -202,9 +218,10 @@ def strip_suffixes(message: str) -> tuple[str, dict | None]:
 
 
 def is_builtin(message: str) -> bool:
-    """Whether CPython itself writes this message (a template of the stoplist fits it whole)."""
+    """Whether CPython itself writes this message: a template of the stoplist fits it whole, or fits
+    its start (a message that ran on into the next line of a flattened paste, or a poster's words)."""
     msg = _fold(message)
-    return any((fit(p, msg) or ("",))[0] == "exact" for p in _CPYTHON_PIECES)
+    return any((fit(p, msg) or ("",))[0] in ("exact", "start") for p in _CPYTHON_PIECES)
 
 
 def repo_path(path: str) -> str:
@@ -322,14 +339,17 @@ class LongTail:
             )
         ]
         if not best:
-            return self._groups(found, top)
+            return self._groups(found + self._near(db, msg, words, want_type(exc_type), builtin, frame_files), top)
         q = ",".join("?" * len(best))
         devices = set(_BACKEND_WORD.findall(msg)) if any(d in msg for d in _BACKENDS) else set()
-        want = (exc_type or "").rsplit(".", 1)[-1]
+        want = want_type(exc_type)
+        fitted = len(found)
         cols = self._cols(db)
+        msg_q, first_q = msg.translate(_QUOTES), first_line.translate(_QUOTES)
         for row in db.execute(f"select * from site where id in ({q})", best):
             r = dict(zip(cols, row))
-            got = fit(json.loads(r["p"]), msg)
+            pieces = loose(json.loads(r["p"]))
+            got = fit(pieces, msg_q)
             if got is None:
                 continue
             strength, matched = got
@@ -337,7 +357,7 @@ class LongTail:
             coverage = matched / max(len(msg), 1)
             if strength == "start" and first_line != msg:
                 # a message whose first line is the template's and whose next lines explain it (a graph break)
-                whole = fit(json.loads(r["p"]), first_line)
+                whole = fit(pieces, first_q)
                 if whole and whole[0] == "exact":
                     coverage = whole[1] / max(len(first_line), 1)
             if not _passes(strength, lit, coverage, r["generic"]):
@@ -385,7 +405,53 @@ class LongTail:
                 r["l"] or 0,
             )
             found.append((key, self._row(r, strength, 1)))
+        if len(found) == fitted:  # no template fits word for word: a close wording of another release
+            found += self._near(db, msg, words, want, builtin, frame_files)
         return self._groups(found, top)
+
+    def _near(self, db, msg: str, words: list[str], want: str, builtin: bool, frame_files: set[str]) -> list:
+        """Sites whose template says nearly what the message says: the same words in the same order
+        but for a few (another release's wording: ``must of type`` / ``must be of type``, a word
+        added or dropped), with every hole still accounting for at most a few words. Marked ``near``;
+        only asked when nothing fits exactly."""
+        from rapidfuzz.distance import LCSseq
+
+        msg_words = _WORD.findall(msg.translate(_QUOTES))
+        if len(msg_words) < NEAR_MIN_WORDS or builtin:
+            return []
+        q = ",".join("?" * len(words))
+        ids = [
+            site
+            for (site,) in db.execute(
+                f"select site from anchor where word in ({q}) group by site having count(*) >= max(min(need) - 1, 1) "
+                f"order by count(*) desc, site limit {MAX_CANDIDATES}",
+                words,
+            )
+        ]
+        if not ids:
+            return []
+        cols = self._cols(db)
+        out = []
+        for row in db.execute(f"select * from site where id in ({','.join('?' * len(ids))})", ids):
+            r = dict(zip(cols, row))
+            if r["generic"]:
+                continue
+            pieces = loose(json.loads(r["p"]))
+            tpl_words = [w for p in pieces if p is not HOLE for w in _WORD.findall(p)]
+            if len(tpl_words) < NEAR_MIN_WORDS:
+                continue
+            common = LCSseq.similarity(tpl_words, msg_words)
+            holes = sum(p is HOLE for p in pieces)
+            extra = len(msg_words) - common
+            if common < NEAR_SHARE * len(tpl_words) or extra > 3 * holes + max(2, len(msg_words) // 5):
+                continue
+            site_type = (r["x"] or "").rsplit(".", 1)[-1]
+            if want and site_type and site_type != want and want in _BUILTIN_TYPES and site_type in _BUILTIN_TYPES:
+                continue
+            in_frames = any(ff.endswith(r["f"]) for ff in frame_files) if r["f"] else False
+            key = (2, 0 if in_frames else 1, -round(common / len(tpl_words), 2), -len(tpl_words), r["f"], r["l"] or 0)
+            out.append((key, dict(self._row(r, "partial", 1), near=True)))
+        return out
 
     def _cols(self, db):
         if self._columns is None:
@@ -465,6 +531,11 @@ _BUILTIN_TYPES = {
     "BufferError",
     "SystemError",
 }
+
+
+def want_type(exc_type: str | None) -> str:
+    """The exception's class name without its module (``pytorch_lightning....MisconfigurationException``)."""
+    return (exc_type or "").rsplit(".", 1)[-1]
 
 
 def _passes(strength: str, lit: int, coverage: float, generic: int) -> bool:

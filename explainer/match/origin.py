@@ -62,6 +62,57 @@ def _distribution(import_name: str) -> str:
     return dists[0] if dists else top
 
 
+def frame_site(parsed) -> tuple:
+    """The raise site the paste itself shows, for a message no indexed source holds: its innermost
+    frame inside an installed package other than torch (standard-library frames under it skipped),
+    as a ``raised_at`` record of ``origin`` "frame"; empty when that frame is torch's or the user's."""
+    for f in reversed(parsed.frames):
+        path = (f.file or "")[:1000]
+        m = _PACKAGE.search(path)
+        if m:
+            if m.group(1) == "torch" or not _ends_with_exception(parsed, f):
+                return ()
+            return (
+                {
+                    "exc_type": parsed.exc_type,
+                    "template": None,
+                    "file": path[m.start(1) :].replace("\\", "/"),
+                    "line": f.line,
+                    "function": f.function,
+                    "op": None,
+                    "condition": None,
+                    "origin": "frame",
+                    "library": _distribution(m.group(1)).replace("_", "-"),
+                    "version": None,
+                    "torch_version": None,
+                    "url": None,
+                    "strength": "exact",
+                    "sites": 1,
+                    "kind": None,
+                    "code": f.code,
+                    "also": [],
+                },
+            )
+        if not _STDLIB.search(path):
+            return ()
+    return ()
+
+
+def _ends_with_exception(parsed, frame) -> bool:
+    """Whether the paste shows the exception line after ``frame``: a traceback cut before its end
+    (the message then taken from a title or the poster's words) has no innermost frame to name."""
+    name = (parsed.exc_type or "").rsplit(".", 1)[-1]
+    if not name or not frame.file:
+        return False
+    seen = False
+    for line in parsed.lines:
+        if not seen:
+            seen = frame.file in line
+        elif name in line:
+            return True
+    return False
+
+
 def from_paste(parsed, raised_at=()) -> dict:
     """``raised_by`` from the paste alone (no curated entry answered)."""
     if raised_at:
@@ -95,6 +146,13 @@ def from_paste(parsed, raised_at=()) -> dict:
         if not _STDLIB.search((f.file or "")[:1000]):
             break  # the innermost frame outside an installed package or the standard library: the user's
         in_stdlib = True
+    module = (parsed.exc_type or "").rpartition(".")[0]
+    if module and not parsed.frames:  # pytorch_lightning.utilities.exceptions.MisconfigurationException
+        from explainer.facts import distributions_of
+
+        dists = distributions_of(module.split(".", 1)[0])
+        if dists:
+            return who("torch") if dists[0] == "torch" else who("library", dists[0])
     exc = (parsed.exc_type or "").rsplit(".", 1)[-1]
     if parsed.frames and not any(frame_package(f.file or "") for f in parsed.frames):
         # the interpreter, or the standard library called from the user's own code

@@ -35,8 +35,9 @@ _PREFIXES = [
     r"^\d\d:\d\d:\d\d(?:[.,:-]\d+)?\s+",  # "10:53:25-006878 "
     r"^\[?(?:ERROR|WARNING|WARN|INFO|DEBUG|CRITICAL|FATAL)\]?(?:\s*[:|]\s*|\s+-\s+|\s+)(?:[\w.]+:(?=\S))?",  # log level
     r"^[A-Z]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+[\w./-]+:\d+\]\s*",  # glog "W1130 01:02:03.456 123 file.cpp:45] "
+    r"^\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w.-]{1,100}:\d+\] ?",  # vLLM's "11-05 12:03:00 client.py:250] " after its level
     r"^\[?[\w.-]+ ?(?:pid=|rank=)\d+\]?\s+",  # ray-style "(pid=123) "
-    r"^\(\w+ pid=\d+(?:, ip=[\d.]+)?\)\s*",
+    r"^\(\w+(?: rank=\d+)? pid=\d+(?:, ip=[\d.]+)?\)\s*",  # ray's "(raylet pid=1)", vLLM's "(VllmWorker rank=0 pid=2)"
     r"^E(?: {3,}|\t)",  # pytest error lines
     r"^\*\*\* ",  # pdb / ipdb print exceptions as "*** RuntimeError: ..."
     r"^\d{1,3}: (?=\s*(?:File |Traceback|\w+Error|\[rank))",  # srun -l / torchrun "0: "

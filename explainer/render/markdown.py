@@ -92,6 +92,9 @@ TAIL: dict[str, dict[str, Any]] = {  # texts, and the "strength" names by match 
         "source": "torch {v} source, line not kept; the message is present in the indexed build",
         "exact": "torch {v}",
         "paste": "named by the paste itself",
+        "frame": "the innermost frame of the paste inside {lib}",
+        "code": "the line",
+        "near": "a close wording, not word for word: another release of {lib} words it so",
         "others": "Also fits",
         "assert": "An internal consistency check of PyTorch failed: this is most likely a bug in PyTorch, not in your code. "
         "Report it to PyTorch with the condition and the location above and a small script that raises it.",
@@ -112,6 +115,9 @@ TAIL: dict[str, dict[str, Any]] = {  # texts, and the "strength" names by match 
         "source": "torch {v} 源码，行号未保留；所索引版本的二进制里确有这条信息",
         "exact": "torch {v}",
         "paste": "报错信息里自带的位置",
+        "frame": "报错调用栈里 {lib} 内部最深的那一帧",
+        "code": "出错的那一行",
+        "near": "措辞相近，但不是逐字相同：{lib} 的另一个版本是这样写的",
         "others": "也可能来自",
         "assert": "PyTorch 内部的一致性检查没通过：这多半是 PyTorch 自身的 bug，而不是你的代码写错了。"
         "请带上上面的检查条件、位置和一个能复现的小脚本，向 PyTorch 提 issue。",
@@ -129,12 +135,17 @@ LIB_TAIL: dict[str, dict[str, str]] = {
         "message": "message template in {lib}",
         "exact": "{lib} {v}",
         "credit": "Message and location from {lib} {v}'s own sources. No cause or fix is curated for it.",
+        "frame_credit": "Location from the paste's own traceback: the indexed releases of {lib} do not hold this "
+        "message word for word (an older or newer release, or an error Python raised inside {lib}'s code). "
+        "No cause or fix is curated for it.",
     },
     "zh": {
         "head": "知识库里还没有整理这条报错，它是库 {lib} 自己抛出的：",
         "message": "{lib} 的报错信息模板",
         "exact": "{lib} {v}",
         "credit": "信息和位置取自 {lib} {v} 的源码。这条报错还没有人工整理的原因和解决办法。",
+        "frame_credit": "位置取自你贴出的调用栈：已索引的 {lib} 版本里没有逐字相同的这条信息"
+        "（可能是更老或更新的版本，或是 Python 在 {lib} 的代码里抛出的错误）。这条报错还没有人工整理的原因和解决办法。",
     },
 }
 
@@ -182,6 +193,8 @@ def raised_at_markdown(answer, *, lang: str, full: bool = True) -> str:
         if r.get("file"):
             if r["origin"] == "paste":
                 ver = T["paste"]
+            elif r["origin"] == "frame":
+                ver = T["frame"].replace("{lib}", r.get("library") or "?")
             elif r["origin"] == "source":
                 ver = T["source"].format(v=r["torch_version"])
             else:
@@ -199,7 +212,12 @@ def raised_at_markdown(answer, *, lang: str, full: bool = True) -> str:
             )
             more = f"; {T['more'].format(n=r['sites'] - 1 - 3)}" if r.get("sites", 1) - 1 > 3 else ""
             lines.append(f"- {T['also']}: {shown}{more}")
-        lines.append(f"- {T['match']}: {T['strength'][r['strength']]}")
+        if r.get("code"):
+            lines.append(f"- {T['code']}: {code_span(r['code'])}")
+        if r.get("near"):
+            lines.append(f"- {T['match']}: {T['near'].replace('{lib}', r.get('library') or 'torch')}")
+        elif r["origin"] != "frame":
+            lines.append(f"- {T['match']}: {T['strength'][r['strength']]}")
         parts.append("\n".join(lines) + "\n")
         if r.get("kind") == "internal-assert" or (r.get("template") or "").find("INTERNAL ASSERT FAILED") >= 0:
             parts.append(f"> {T['assert']}\n")
@@ -222,8 +240,9 @@ def raised_at_markdown(answer, *, lang: str, full: bool = True) -> str:
             parts.append(
                 f"{L['nearest']}: " + ", ".join(f"`{c.id}` ({c.score:.2f})" for c in answer.candidates[:2]) + "\n"
             )
+        credit = T["frame_credit"] if r["origin"] == "frame" else T["credit"]
         parts.append(
-            f"*{T['credit'].format(v=r.get('version') or r.get('indexed_version') or r['torch_version'] or '?')}*\n"
+            f"*{credit.format(v=r.get('version') or r.get('indexed_version') or r['torch_version'] or '?')}*\n"
         )
     return "\n".join(parts)
 
