@@ -486,3 +486,35 @@ def test_an_explanation_never_compiles_the_long_tail(tmp_path, monkeypatch, inde
     assert answer.raised_at == () and sorted(p.name for p in tmp_path.iterdir()) == [DATA.name]
     assert longtail.open_longtail(compile_ok=True) is not None  # what open_index does in a checkout
     assert explain_text("RuntimeError: linalg.fake_op: expected a 2D input, got 3D", index).raised_at is not None
+
+
+@pytest.mark.parametrize(
+    "paste, file, line",
+    [
+        (
+            "RuntimeError: cuda runtime error (59) : device-side assert triggered at "
+            "/opt/conda/conda-bld/pytorch_1524584710464/work/aten/src/THC/generic/THCStorage.c:36",
+            "aten/src/THC/generic/THCStorage.c",
+            36,
+        ),
+        (
+            "THCudaCheck FAIL file=/pytorch/torch/lib/THC/THCGeneral.c line=70 error=30 : unknown error",
+            "torch/lib/THC/THCGeneral.c",
+            70,
+        ),
+        (
+            "RuntimeError: cuda runtime error (2) : out of memory at "
+            "C:\\w\\1\\s\\tmp_conda\\aten\\src\\thc\\generic/THCStorage.cu:58",
+            "aten/src/thc/generic/THCStorage.cu",
+            58,
+        ),
+    ],
+)
+def test_torch_1x_thc_messages_name_their_own_c_file_and_line(paste, file, line):
+    """THC wrote the C file and line into the message: that is the raise site, from the paste."""
+    from explainer.match.longtail import strip_suffixes
+
+    message = paste.split(": ", 1)[1] if paste.startswith("RuntimeError") else paste
+    _, site = strip_suffixes(message)
+    assert (site["file"], site["line"]) == (file, line)
+    assert strip_suffixes("failed at /home/u/proj/src/thing.cpp:12 in THC-like code")[1] is None  # not torch's tree

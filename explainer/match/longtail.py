@@ -38,6 +38,9 @@ _WORD = Lazy(r"[a-z][a-z0-9_]{2,40}")  # applied to a message capped at MAX_MESS
 _RAISED_FROM = Lazy(r"Exception raised from (\S{1,200}) at (\S{1,400}?):(\d{1,7}) \(most recent call first\)")
 _TRIGGERED = Lazy(r"\(Triggered internally at (\S{1,400}?):(\d{1,7})\.?\)")
 _ASSERT_AT = Lazy(r'INTERNAL ASSERT FAILED at "([^"\n]{1,400})":(\d{1,7})')
+_THC_CHECK = Lazy(r"THCudaCheck FAIL file=(\S{1,400}?) line=(\d{1,7})")
+# a C file and line in a message: one bounded run of path characters, ended by the ":"
+_C_AT = Lazy(r"\bat ((?:[A-Za-z]:)?[\w./\\-]{1,300}\.(?:cu|cuh|c|cc|cpp|h)):(\d{1,7})\b")
 _GB_URL = Lazy(r"compile-graph-break-site/gb/(gb\d{4})\.html", re.I)
 _BUILD_PREFIX = Lazy(r"^.*?(?<![A-Za-z_])(?=(?:aten|c10|torch|caffe2)/)")
 _MIRRORS = (
@@ -214,6 +217,17 @@ def strip_suffixes(message: str) -> tuple[str, dict | None]:
     m = site is None and "INTERNAL ASSERT FAILED at " in message and _ASSERT_AT.search(message)
     if m:
         site = {"function": "", "file": _repo_path(m.group(1)), "line": int(m.group(2))}
+    # torch 1.x's THC and TH wrote the C file and line into the message itself:
+    # "cuda runtime error (11) : invalid argument at /pytorch/aten/src/THC/generic/THCTensorCopy.c:20",
+    # "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=50 error=30 : unknown error"
+    m = (
+        site is None
+        and ("THC" in message[:4000].upper() or "/TH/" in message)
+        and (_THC_CHECK.search(message) or _C_AT.search(message))
+    )
+    if m and _BUILD_PREFIX.search(m.group(1).replace("\\", "/")):  # a path inside torch's own tree
+        site = {"function": "", "file": _repo_path(m.group(1)), "line": int(m.group(2))}
+        message = message[: m.start()] + message[m.end() :]
     return message.strip(), site
 
 

@@ -78,6 +78,7 @@ TAIL: dict[str, dict[str, Any]] = {  # texts, and the "strength" names by match 
     "en": {
         "head": "Not in the curated knowledge base. PyTorch raised this itself:",
         "from": "{exc} from {fn}",
+        "from_untyped": "raised by {fn}",
         "at": "Raised at",
         "check": "failed check",
         "message": "torch's message template",
@@ -96,6 +97,8 @@ TAIL: dict[str, dict[str, Any]] = {  # texts, and the "strength" names by match 
         "code": "the line",
         "near": "a close wording, not word for word: another release of {lib} words it so",
         "others": "Also fits",
+        "paste_credit": "The location is the one the message itself names; no indexed torch source holds this message "
+        "word for word (torch 1.x's THC, for one, wrote its C file and line into the message). No cause or fix is curated for it.",
         "assert": "An internal consistency check of PyTorch failed: this is most likely a bug in PyTorch, not in your code. "
         "Report it to PyTorch with the condition and the location above and a small script that raises it.",
         "gb": "PyTorch's explanation of this graph break",
@@ -105,6 +108,7 @@ TAIL: dict[str, dict[str, Any]] = {  # texts, and the "strength" names by match 
     "zh": {
         "head": "知识库里还没有整理这条报错，它是 PyTorch 自己抛出的：",
         "from": "{fn} 抛出的 {exc}",
+        "from_untyped": "由 {fn} 抛出",
         "at": "抛出位置",
         "check": "没通过的检查",
         "message": "torch 的报错信息模板",
@@ -119,6 +123,8 @@ TAIL: dict[str, dict[str, Any]] = {  # texts, and the "strength" names by match 
         "code": "出错的那一行",
         "near": "措辞相近，但不是逐字相同：{lib} 的另一个版本是这样写的",
         "others": "也可能来自",
+        "paste_credit": "位置是报错信息自己写明的；已索引的 torch 源码里没有逐字相同的这条信息（比如 torch 1.x 的 THC 会把 C 文件名和行号写进报错里）。"
+        "这条报错还没有人工整理的原因和解决办法。",
         "assert": "PyTorch 内部的一致性检查没通过：这多半是 PyTorch 自身的 bug，而不是你的代码写错了。"
         "请带上上面的检查条件、位置和一个能复现的小脚本，向 PyTorch 提 issue。",
         "gb": "PyTorch 对这次 graph break 的说明",
@@ -188,7 +194,8 @@ def raised_at_markdown(answer, *, lang: str, full: bool = True) -> str:
         fn = code_span(r["function"]) if r.get("function") else (r.get("library") or "PyTorch")
         if r.get("op") and r["op"] != r.get("function"):
             fn += f" ({code_span(r['op'])})"
-        who = T["from"].format(exc=code_span(r.get("exc_type") or answer.parsed.exc_type or "?"), fn=fn)
+        exc = r.get("exc_type") or answer.parsed.exc_type
+        who = T["from"].format(exc=code_span(exc), fn=fn) if exc else T["from_untyped"].format(fn=fn)
         lines = [f"- {who}"]
         if r.get("file"):
             if r["origin"] == "paste":
@@ -216,7 +223,7 @@ def raised_at_markdown(answer, *, lang: str, full: bool = True) -> str:
             lines.append(f"- {T['code']}: {code_span(r['code'])}")
         if r.get("near"):
             lines.append(f"- {T['match']}: {T['near'].replace('{lib}', r.get('library') or 'torch')}")
-        elif r["origin"] != "frame":
+        elif r["origin"] not in ("frame", "paste"):
             lines.append(f"- {T['match']}: {T['strength'][r['strength']]}")
         parts.append("\n".join(lines) + "\n")
         if r.get("kind") == "internal-assert" or (r.get("template") or "").find("INTERNAL ASSERT FAILED") >= 0:
@@ -240,7 +247,13 @@ def raised_at_markdown(answer, *, lang: str, full: bool = True) -> str:
             parts.append(
                 f"{L['nearest']}: " + ", ".join(f"`{c.id}` ({c.score:.2f})" for c in answer.candidates[:2]) + "\n"
             )
-        credit = T["frame_credit"] if r["origin"] == "frame" else T["credit"]
+        credit = (
+            T["frame_credit"]
+            if r["origin"] == "frame"
+            else T["paste_credit"]
+            if r["origin"] == "paste"
+            else T["credit"]
+        )
         parts.append(
             f"*{credit.format(v=r.get('version') or r.get('indexed_version') or r['torch_version'] or '?')}*\n"
         )
