@@ -74,15 +74,15 @@ def test_a_raise_site_without_file_or_function_gives_no_raised_at_line():
 
 
 def test_another_releases_wording_finds_its_site_marked_near():
-    """An older transformers said "must of type" where the indexed releases say "must be of type", and
-    wrote ``List`` for ``list``: the site is found, marked as a close wording, and says so."""
+    """A wording no indexed release has word for word ("a batch of" where transformers says "batch
+    of"): the site is found, marked as a close wording, and the answer says so."""
     from explainer.knowledge.index import open_index
     from explainer.match.explain import explain_text
     from explainer.render.markdown import raised_at_markdown
 
     paste = (
-        "ValueError: text input must of type `str` (single example), `List[str]` (batch or single "
-        "pretokenized example) or `List[List[str]]` (batch of pretokenized examples)."
+        "ValueError: text input must be of type `str` (single example), `List[str]` (batch or single "
+        "pretokenized example) or `List[List[str]]` (a batch of pretokenized examples)."
     )
     out = _answer(paste)
     site = out["raised_at"][0]
@@ -90,6 +90,15 @@ def test_another_releases_wording_finds_its_site_marked_near():
     assert site["file"].endswith("tokenization_utils_base.py")
     md = raised_at_markdown(explain_text(paste, open_index(), budget=None), lang="both")
     assert "a close wording" in md and "措辞相近" in md
+
+
+def test_an_older_releases_own_wording_is_found_word_for_word():
+    """transformers 4.36 said "must of type", the releases after it "must be of type": both are indexed."""
+    site = _answer(
+        "ValueError: text input must of type `str` (single example), `List[str]` (batch or single "
+        "pretokenized example) or `List[List[str]]` (batch of pretokenized examples)."
+    )["raised_at"][0]
+    assert (site["library"], site["version"], "near" in site) == ("transformers", "4.36.2", False)
 
 
 def test_quotes_and_a_closing_full_stop_do_not_hide_a_site():

@@ -1,10 +1,14 @@
 """Build ``data/libsites.jsonl.gz``: the raise sites of the libraries around torch, found in their own
 Python sources by the long tail's extractor (:func:`explainer.knowledge.longtail_build.python_sites`).
 
-For each release of :data:`RELEASES`, the wheel is downloaded (``pip download --no-deps``, build time
-only) and every ``raise``, ``assert`` and warning of its ``.py`` files becomes a record: template,
-exception type, file, line, function, failed condition, with ``o`` the library and ``v`` its release.
-The data file's first line is its metadata (releases, wheel file names and sha256). Rebuild::
+For each release of :data:`RELEASES` the package index names the file (``pip install --dry-run
+--report``, no download); a wheel's ``.py`` members are read out of it by HTTP range requests (a vLLM
+or bitsandbytes wheel is hundreds of megabytes of binaries), a source archive (DeepSpeed and mmcv publish
+only those) is read whole. Every ``raise``, ``assert`` and warning becomes a record: template, exception
+type, file, line, function, failed condition, with ``o`` the library and ``v`` its release. A site that
+an older release of the same library has word for word (same template, type, file, function and
+condition) is kept once, at the newest release. The data file's first line is its metadata (releases,
+file names and their sha256 as the index gives them). Rebuild::
 
     python -m explainer.knowledge.libsites_build            # writes data/libsites.jsonl.gz
 """
@@ -14,77 +18,211 @@ from __future__ import annotations
 import argparse
 import gzip
 import hashlib
+import http.client
+import io
 import json
-import os
-import subprocess
+import re
+import struct
 import sys
-import tempfile
+import tarfile
+import threading
+import time
+import urllib.parse
+import urllib.request
 import zipfile
+import zlib
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from explainer.knowledge.longtail_build import python_sites
 
-# the libraries whose errors reach users most (the population's raised_by), at the releases the
-# project pins for its tests and the last release of the previous major where users still are
+# the libraries whose errors reach users most (the population's raised_by), newest release first:
+# the releases the project pins for its tests, and earlier ones whose wordings users still paste
 RELEASES = (
     ("transformers", "5.25.0"),
     ("transformers", "4.57.6"),
+    ("transformers", "4.36.2"),
     ("huggingface-hub", "2.4.0"),
     ("huggingface-hub", "0.36.0"),
     ("diffusers", "0.42.1"),
     ("accelerate", "1.16.0"),
     ("peft", "0.21.2"),
     ("safetensors", "0.8.0"),
+    ("datasets", "5.2.0"),
+    ("trl", "1.16.0"),
+    ("lightning", "2.6.6"),
     ("pytorch-lightning", "2.6.6"),
+    ("pytorch-lightning", "1.9.5"),
+    ("vllm", "0.34.0"),
+    ("vllm", "0.6.3"),
+    ("deepspeed", "0.19.8"),
+    ("deepspeed", "0.14.4"),
+    ("bitsandbytes", "0.50.2"),
+    ("bitsandbytes", "0.41.3"),
+    ("xformers", "0.0.35"),
+    ("torchvision", "0.29.2"),
+    ("torchaudio", "2.11.1"),
     ("ultralytics", "8.4.190"),
     ("sentence-transformers", "6.3.0"),
     ("gradio", "6.31.0"),
     ("nnunetv2", "2.8.1"),
     ("timm", "1.0.31"),
     ("mmengine", "0.10.7"),
+    ("mmcv", "2.2.0"),
+    ("mmcv", "1.7.2"),
+    ("mmdet", "3.3.0"),
+    ("mmdet", "2.28.2"),
+    ("mmsegmentation", "1.2.2"),
 )
-SKIP = ("/tests/", "/test_", "/examples/", "/benchmark", "/commands/", "/_vendor/")
+SKIP = ("/tests/", "/test_", "/examples/", "/benchmark", "/commands/", "/_vendor/", "/setup.py", "/docs/")
+MAX_SOURCE = 2_000_000  # bytes: a larger .py member is generated data, not read
+LIBRARY = {"huggingface-hub": "huggingface_hub"}  # the name the answers use, where it is not the distribution's
 
 
-def _download(dist: str, version: str, into: Path) -> Path:
-    env = {**os.environ, "PIP_CONFIG_FILE": os.devnull, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
-    subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-d", str(into),
-         "--python-version", "3.12", f"{dist}=={version}"],
-        check=True, capture_output=True, env=env, timeout=600,
-    )  # fmt: skip
-    norm = dist.replace("-", "_").lower()
-    return next(p for p in into.glob("*.whl") if p.name.lower().startswith(norm + "-" + version))
+def _wanted(name: str) -> bool:
+    return name.endswith(".py") and ".dist-info/" not in name and not any(s in "/" + name for s in SKIP)
+
+
+class _Ranges:
+    """Byte ranges of one remote file over one kept-alive HTTPS connection per thread: a wheel's
+    thousands of members cost one request each, without a name lookup or a TLS handshake apiece
+    (opened anew for every request, the lookups failed now and then)."""
+
+    def __init__(self, url: str) -> None:
+        parts = urllib.parse.urlsplit(url)
+        self.host, self.path = parts.netloc, parts.path
+        self.local = threading.local()
+
+    def get(self, start: int, end: int) -> bytes:
+        for attempt in range(6):
+            conn = getattr(self.local, "conn", None)
+            if conn is None:
+                conn = self.local.conn = http.client.HTTPSConnection(self.host, timeout=60)
+            try:
+                conn.request("GET", self.path, headers={"Range": f"bytes={start}-{end}"})
+                r = conn.getresponse()
+                body = r.read()
+                if r.status != 206:
+                    raise OSError(f"HTTP {r.status} for a range of {self.path}")
+                return body
+            except (OSError, http.client.HTTPException):
+                conn.close()
+                self.local.conn = None
+                if attempt == 5:
+                    raise
+                time.sleep(2**attempt)
+        raise AssertionError("unreachable")
+
+    def member(self, entry: tuple[int, int, int, int]) -> bytes:
+        """One zip member: its local header and data in one request (a margin for the header's
+        extra field, which may be longer than the central directory says)."""
+        method, csize, local, usize = entry
+        if usize > MAX_SOURCE:
+            return b""  # larger than any source file: generated data
+        blob = self.get(local, local + 30 + 1024 + csize)
+        n, m = struct.unpack("<HH", blob[26:30])
+        start = 30 + n + m
+        data = blob[start : start + csize]
+        if len(data) < csize:
+            data = self.get(local + start, local + start + csize - 1)
+        return zlib.decompress(data, -15) if method == 8 else data
+
+
+def sources(url: str, sha256: str | None = None) -> dict[str, bytes]:
+    """The library's ``.py`` files in the release file at ``url``: a wheel's read by range requests,
+    an sdist's (``.tar.gz``) downloaded whole and checked against the index's sha256; an sdist's top
+    folder (``mmcv-2.2.0/``) dropped."""
+    from explainer.knowledge.facts_build import zip_directory
+
+    if url.endswith(".whl"):
+        entries = {n: e for n, e in zip_directory(url).items() if _wanted(n)}
+        ranges = _Ranges(url)
+        with ThreadPoolExecutor(6) as pool:
+            return dict(zip(sorted(entries), pool.map(lambda n: ranges.member(entries[n]), sorted(entries))))
+    with urllib.request.urlopen(url, timeout=300) as r:
+        blob = r.read()
+    if sha256 and hashlib.sha256(blob).hexdigest() != sha256:
+        raise ValueError(f"{url}: the download does not have the index's sha256")
+    out = {}
+    with tarfile.open(fileobj=io.BytesIO(blob), mode="r:gz") as tar:
+        for m in tar.getmembers():
+            name = m.name.split("/", 1)[1] if "/" in m.name else m.name
+            if m.isfile() and _wanted(name):
+                f = tar.extractfile(m)
+                out[name] = f.read() if f else b""
+    return out
+
+
+def sites_of_sources(files: dict[str, bytes], library: str, version: str) -> list[dict]:
+    out = []
+    for name in sorted(files):
+        try:
+            source = files[name].decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        for r in python_sites(source, name, version):
+            out.append({**r, "o": library})
+    return out
 
 
 def sites_of_wheel(whl: Path, library: str, version: str) -> list[dict]:
-    out = []
     with zipfile.ZipFile(whl) as z:
-        for name in sorted(z.namelist()):
-            if not name.endswith(".py") or ".dist-info/" in name or any(s in "/" + name for s in SKIP):
-                continue
-            try:
-                source = z.read(name).decode("utf-8")
-            except (UnicodeDecodeError, KeyError):
-                continue
-            for r in python_sites(source, name, version):
-                out.append({**r, "o": library})
-    return out
+        return sites_of_sources({n: z.read(n) for n in z.namelist() if _wanted(n)}, library, version)
+
+
+SIMPLE = "https://pypi.org/simple/{name}/"
+
+
+def _release_file(dist: str, version: str) -> dict:
+    """The index's file for one release (its simple API's JSON: file names, URLs, sha256): a pure
+    Python wheel, else a Linux x86-64 wheel (its ``.py`` files are the same on every platform), else
+    the source archive (DeepSpeed and mmcv publish nothing else for some releases)."""
+    name = re.sub(r"[-_.]+", "-", dist).lower()
+    req = urllib.request.Request(SIMPLE.format(name=name), headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    with urllib.request.urlopen(req, timeout=60) as r:
+        files = json.load(r)["files"]
+    stem = re.sub(r"[-_.]+", "_", dist).lower() + "-" + version
+    mine = [
+        f for f in files if f["filename"].lower().startswith(stem + "-") or f["filename"].lower() == stem + ".tar.gz"
+    ]
+
+    def rank(f):
+        fn = f["filename"]
+        if fn.endswith("-none-any.whl"):
+            return 0
+        if fn.endswith(".whl") and "x86_64" in fn and "linux" in fn:
+            return 1 if ("cp312" in fn or "abi3" in fn) else 2
+        if fn.endswith(".whl"):
+            return 3
+        return 4 if fn.endswith(".tar.gz") else 9
+
+    mine = sorted((f for f in mine if rank(f) < 9), key=lambda f: (rank(f), f["filename"]))
+    if not mine:
+        raise RuntimeError(f"{dist}=={version}: no wheel or source archive on the index")
+    f = mine[0]
+    return {"file": f["filename"], "url": f["url"], "sha256": f.get("hashes", {}).get("sha256")}
+
+
+def _key(r: dict) -> tuple:
+    return (r["o"], r["t"], r["x"], r["f"], r["fn"], r["c"])
 
 
 def build(out: Path, releases=RELEASES) -> dict:
     meta: dict = {"kind": "libraries", "releases": []}
     records: list[dict] = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for dist, version in releases:
-            whl = _download(dist, version, Path(tmp))
-            library = {"huggingface-hub": "huggingface_hub"}.get(dist, dist)
-            found = sites_of_wheel(whl, library, version)
-            records += found
-            meta["releases"].append(
-                {"library": library, "version": version, "file": whl.name,
-                 "sha256": hashlib.sha256(whl.read_bytes()).hexdigest(), "sites": len(found)}
-            )  # fmt: skip
+    seen: set[tuple] = set()
+    for dist, version in releases:
+        rec = _release_file(dist, version)
+        library = LIBRARY.get(dist, dist)
+        found = sites_of_sources(sources(rec["url"], rec["sha256"]), library, version)
+        kept = [r for r in found if _key(r) not in seen]  # RELEASES lists each library newest first
+        seen.update(_key(r) for r in found)
+        records += kept
+        meta["releases"].append(
+            {"library": library, "version": version, "file": rec["file"], "sha256": rec["sha256"],
+             "sites": len(found), "kept": len(kept)}
+        )  # fmt: skip
+        print(f"{library} {version}: {len(found)} sites, {len(kept)} new", file=sys.stderr)
     records.sort(key=lambda r: (r["o"], r["v"], r["f"], r["l"] or 0, r["t"]))
     with open(out, "wb") as f, gzip.GzipFile(fileobj=f, mode="wb", mtime=0, filename="") as gz:
         gz.write((json.dumps({"meta": meta}, sort_keys=True) + "\n").encode())

@@ -41,6 +41,7 @@ _ASSERT_AT = Lazy(r'INTERNAL ASSERT FAILED at "([^"\n]{1,400})":(\d{1,7})')
 _THC_CHECK = Lazy(r"THCudaCheck FAIL file=(\S{1,400}?) line=(\d{1,7})")
 # a C file and line in a message: one bounded run of path characters, ended by the ":"
 _C_AT = Lazy(r"\bat ((?:[A-Za-z]:)?[\w./\\-]{1,300}\.(?:cu|cuh|c|cc|cpp|h)):(\d{1,7})\b")
+_SITE_PACKAGE = Lazy(r"(?:site|dist)-packages/+([A-Za-z_]\w{0,80})")
 _GB_URL = Lazy(r"compile-graph-break-site/gb/(gb\d{4})\.html", re.I)
 _BUILD_PREFIX = Lazy(r"^.*?(?<![A-Za-z_])(?=(?:aten|c10|torch|caffe2)/)")
 _MIRRORS = (
@@ -255,6 +256,8 @@ _CPYTHON_PIECES = [_pieces(t) for t in _CPYTHON]
 class LongTail:
     """An open long-tail index (read-only SQLite; one connection per thread)."""
 
+    python_only = False  # torch's C++ sites raise RuntimeError or its subclasses whatever they are named
+
     def __init__(self, path: str):
         self.path = path
         self._conns: dict[int, sqlite3.Connection] = {}  # per thread (a reused thread id takes over a dead thread's)
@@ -358,6 +361,7 @@ class LongTail:
         devices = set(_BACKEND_WORD.findall(msg)) if any(d in msg for d in _BACKENDS) else set()
         want = want_type(exc_type)
         fitted = len(found)
+        tops = _packages_named(exc_type, frame_files)
         cols = self._cols(db)
         msg_q, first_q = msg.translate(_QUOTES), first_line.translate(_QUOTES)
         for row in db.execute(f"select * from site where id in ({q})", best):
@@ -392,7 +396,7 @@ class LongTail:
                 want
                 and site_type
                 and not type_ok
-                and r["o"] == "python"
+                and (r["o"] == "python" or self.python_only)
                 and want in _BUILTIN_TYPES
                 and site_type in _BUILTIN_TYPES
             ):
@@ -405,6 +409,7 @@ class LongTail:
             # a template that leaves most of the message to its holes ranks after those that say more of it
             key = (
                 0 if in_frames else 1,
+                0 if r["f"].split("/", 1)[0] in tops else 1,
                 r["generic"],
                 0 if coverage >= 0.5 else 1,
                 _ORIGIN_RANK.get(r["o"], 1),
@@ -545,6 +550,19 @@ _BUILTIN_TYPES = {
     "BufferError",
     "SystemError",
 }
+
+
+def _packages_named(exc_type: str | None, frame_files: set[str]) -> set[str]:
+    """The installed packages other than torch the paste names: the module of a qualified exception
+    type (``pytorch_lightning.utilities.exceptions.X``) and the packages its frames lie in; a site in
+    one of them ranks first (the same message is often in two packages: ``lightning.pytorch`` and
+    ``pytorch_lightning``)."""
+    out = {m.group(1) for f in frame_files if (m := _SITE_PACKAGE.search(f))}
+    module = (exc_type or "").rpartition(".")[0]
+    if module:
+        out.add(module.split(".", 1)[0])
+    out.discard("torch")
+    return out
 
 
 def want_type(exc_type: str | None) -> str:
@@ -759,6 +777,8 @@ class LibTail(LongTail):
     """The raise sites of the libraries around torch (``data/libsites.jsonl.gz``, built by
     :mod:`explainer.knowledge.libsites_build`): the same lookup, each site naming its library and the
     release it was read from."""
+
+    python_only = True  # every site is a Python raise: its exception type is what the paste shows
 
     def _row(self, row, strength: str, sites: int) -> dict:
         r = row if isinstance(row, dict) else dict(zip(self._cols(self._db()), row))
