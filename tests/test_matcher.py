@@ -789,3 +789,27 @@ def test_the_old_target_dtype_wording_without_its_call_suffix_is_the_loss_entry(
     assert top(index, msg) == "cross-entropy-target-dtype"
     assert top(index, msg + " in call to _thnn_nll_loss_forward") == "cross-entropy-target-dtype"
     assert top(index, "RuntimeError: expected scalar type Long but found Float") == "cross-entropy-target-dtype"
+
+
+def test_a_complete_message_is_not_the_cut_beginning_of_a_template_with_other_numbers(index):
+    """Numbers normalise to placeholders: "cuda runtime error (9)" must not read as the cut-off
+    beginning of "cuda runtime error (59) : device-side assert triggered" (nor of (2) or (3))."""
+    assert explain_text("RuntimeError: cuda runtime error (9)", index, budget=None).matches == ()
+    assert top(index, "RuntimeError: cuda runtime error (59)") == "cuda-device-side-assert"
+    assert top(index, "RuntimeError: cuda runtime error (2) : out of me") == "cuda-out-of-memory"
+
+
+def test_a_long_message_is_matched_on_the_words_it_ends_with(index):
+    """torch.load's weights-only failure opens with a long preamble and names what failed last: the
+    candidates come from the whole message, not its first few hundred characters."""
+    preamble = (
+        "Weights only load failed. In PyTorch 2.6, we changed the default value of the weights_only argument "
+        "in torch.load from False to True. Re-running torch.load with weights_only set to False will likely "
+        "succeed, but it can result in arbitrary code execution. Do it only if you got the file from a trusted "
+        "source. Please file an issue with the following so that we can make weights_only=True compatible with "
+        "your use case: "
+    )
+    assert len(preamble) > 400
+    assert top(index, "_pickle.UnpicklingError: " + preamble + "WeightsUnpickler error: Unsupported operand 118") == (
+        "invalid-load-key"
+    )

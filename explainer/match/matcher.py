@@ -144,6 +144,24 @@ def _required_literal(regex: str) -> str:
     return max(runs, key=len).lower() if runs else ""
 
 
+_NUMBER_SLOT = Lazy(r"\{[^{}\n]{0,80}\}|\b\d+\b")
+_NUMBER = Lazy(r"\b\d+\b")
+
+
+def _numbers_agree(message: str, raw: str) -> bool:
+    """Whether a message read as a template's cut-off beginning, or as similar to it, keeps the numbers
+    the template writes itself: normalising turns every number into a placeholder, which would make
+    "cuda runtime error (9)" the beginning of "cuda runtime error (59) : device-side assert ..." and
+    "cuda runtime error (11) : invalid argument" similar to "cuda runtime error (3) : initialization error"."""
+    literal = [m.group() for m in _NUMBER_SLOT.finditer(raw[:2000])]
+    if not any(x.isdigit() for x in literal):
+        return True
+    for got, slot in zip(_NUMBER.findall(message[:2000]), literal):
+        if slot.isdigit() and got != slot:
+            return False
+    return True
+
+
 class _Pattern:
     __slots__ = (
         "entry_id",
@@ -445,7 +463,10 @@ class Matcher:
         goes_on: set[str] = set()  # entries matched by an opening the message continues past
         differs: set[str] = set()  # entries with a template the message reads as, but does not match
         cut: list[_Pattern] = []  # templates the message is the beginning of
-        for k, (pi, share) in enumerate(self._candidate_patterns(norm, msg)):
+        # the candidates from every word of the message: a long one's identifying words may come last
+        # (torch.load's weights-only preamble, then "WeightsUnpickler error: Unsupported operand 118")
+        whole_norm = norm if len(msg) <= MAX_FUZZY_CHARS else normalize(msg)
+        for k, (pi, share) in enumerate(self._candidate_patterns(whole_norm, msg)):
             if k >= MIN_TRIED and budget is not None and budget.spent():
                 break
             p = self.patterns[pi]
@@ -493,9 +514,15 @@ class Matcher:
                 and len(norm) < len(p.normalized)
                 and p.normalized.startswith(norm)
                 and all(q in folded for q in p.quoted)
+                and _numbers_agree(msg, p.raw)
             ):
                 cut.append(p)  # a paste cut inside the message ("... cannot be multi"): the template's beginning
-            elif p.fuzzy_ok and share >= MIN_WORD_SHARE and all(q in folded for q in p.quoted):
+            elif (
+                p.fuzzy_ok
+                and share >= MIN_WORD_SHARE
+                and all(q in folded for q in p.quoted)
+                and _numbers_agree(msg, p.raw)
+            ):
                 # (a quoted literal of the template, a package's name, missing from the message: another error)
                 fuzzy.append((p, share))
         for p in cut:
