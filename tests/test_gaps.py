@@ -373,3 +373,24 @@ def test_gap_clustering_runs_beside_explanations_not_in_their_queue(tmp_path, mo
         t.join()
     assert r.status_code == 200, r.text  # the one explanation thread was free: clustering has its own
     assert took < 1.5, took
+
+
+def test_the_vocabulary_is_read_again_once_the_long_tail_is_compiled(tmp_path, monkeypatch, index):
+    """A gap recorded before the long tail was compiled (another test, a server's first minutes) must
+    not leave the process without torch's words for good."""
+    import shutil
+
+    from explainer.match import longtail
+    from explainer.surfaces import gaps
+
+    data = longtail.data_file()
+    copy = tmp_path / os.path.basename(data)
+    shutil.copy(data, copy)
+    monkeypatch.setenv("TBX_LONGTAIL", str(copy))
+    monkeypatch.setattr(longtail, "_OPEN", {})
+    monkeypatch.setattr(gaps, "_vocab", {})
+    words, _ = gaps.vocabulary(index)
+    assert "qnnpack" not in words  # not compiled: the knowledge base's words only
+    assert longtail.open_longtail(compile_ok=True) is not None
+    words, _ = gaps.vocabulary(index)
+    assert "qnnpack" in words

@@ -66,7 +66,8 @@ _vocab_lock = threading.Lock()
 
 def vocabulary(index=None) -> tuple[frozenset[str], str]:
     """The words torch and the libraries write (lower case), and the Chinese text of the knowledge
-    base's patterns: what a signature may keep. Read once per process and index."""
+    base's patterns: what a signature may keep. Read once per process and index, once the long
+    tail is there (a process that recorded a gap before it was compiled keeps none of its words)."""
     key = getattr(index, "path", "") or ""
     with _vocab_lock:
         if key in _vocab:
@@ -88,8 +89,10 @@ def vocabulary(index=None) -> tuple[frozenset[str], str]:
             for t in e.get("exception_types") or ():
                 words.update(w.lower() for w in _WORDS.findall(t))
             han += _HAN_RUN.findall(e.get("title_zh") or "")
-        _vocab[key] = (frozenset(words), "\n".join(han))
-        return _vocab[key]
+        found = (frozenset(words), "\n".join(han))
+        if lt is not None:  # without the long tail (not compiled yet) read again next time
+            _vocab[key] = found
+        return found
 
 
 _HOST_END = re.compile(r"\.(?:com|net|org|io|ai|dev|cloud|internal|local|lan|corp|cn|edu|gov|uk|de)\W*$")
