@@ -36,9 +36,10 @@ class BuildWithIndex(build_py):
             meta, records = read(gz)
             compile_index(records, meta, str(data / gz.name.replace(".jsonl.gz", ".sqlite")))
         shutil.copy2(HERE / "data" / "LICENSE.pytorch", data / "LICENSE.pytorch")
-        # the libraries' raise sites, compiled the same way
-        meta, records = read(HERE / "data" / "libsites.jsonl.gz")
-        compile_index(records, meta, str(data / "libsites.sqlite"))
+        # torch's other releases and the libraries' raise sites, compiled the same way
+        for name in ("torchhistory", "libsites"):
+            meta, records = read(HERE / "data" / f"{name}.jsonl.gz")
+            compile_index(records, meta, str(data / f"{name}.sqlite"))
         shutil.copy2(HERE / "data" / "facts.json", data / "facts.json")  # packages, pins, drivers
         shutil.copy2(HERE / "data" / "names.json.gz", data / "names.json.gz")  # libraries' names per release
 

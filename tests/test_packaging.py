@@ -87,9 +87,12 @@ def test_wheel_built_from_the_sdist_ships_the_index_and_no_top_level_api(artifac
     assert any(n.startswith("explainer/api/static/") for n in names)
     assert any(n.startswith("explainer/_data/longtail-") and n.endswith(".sqlite") for n in names)
     # the facts answers need: packages and pins, names per release, the libraries' raise sites
-    assert {"explainer/_data/facts.json", "explainer/_data/names.json.gz", "explainer/_data/libsites.sqlite"} <= set(
-        names
-    )
+    assert {
+        "explainer/_data/facts.json",
+        "explainer/_data/names.json.gz",
+        "explainer/_data/libsites.sqlite",
+        "explainer/_data/torchhistory.sqlite",
+    } <= set(names)
 
 
 @pytest.fixture(scope="module")

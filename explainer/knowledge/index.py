@@ -491,7 +491,7 @@ def _longtail_missing(root: str) -> bool:
     except OSError:
         return False
     return any(
-        (n.startswith("longtail-") or n == "libsites.jsonl.gz")
+        (n.startswith("longtail-") or n in ("libsites.jsonl.gz", "torchhistory.jsonl.gz"))
         and n.endswith(".jsonl.gz")
         and n[:-9] + ".sqlite" not in names
         for n in names
@@ -502,10 +502,11 @@ def _compile_longtail() -> None:
     """In a checkout, the long tail's SQLite compiled from its data file when it is missing or older
     (a fresh clone's first command, with the index): an explanation never compiles it, and an
     uncurated answer never waits seconds for it. A failure is one warning; the long tail then stays silent."""
-    from explainer.match.longtail import open_libsites, open_longtail
+    from explainer.match.longtail import open_libsites, open_longtail, open_torchhistory
 
     try:
         open_longtail(compile_ok=True)
+        open_torchhistory(compile_ok=True)
         open_libsites(compile_ok=True)
     except Exception as exc:  # noqa: BLE001 - the long tail is optional; the index must still open
         print(f"tbx: warning: the long-tail index could not be compiled: {type(exc).__name__}: {exc}", file=sys.stderr)

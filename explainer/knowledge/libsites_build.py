@@ -128,14 +128,14 @@ class _Ranges:
         return zlib.decompress(data, -15) if method == 8 else data
 
 
-def sources(url: str, sha256: str | None = None) -> dict[str, bytes]:
+def sources(url: str, sha256: str | None = None, wanted=_wanted) -> dict[str, bytes]:
     """The library's ``.py`` files in the release file at ``url``: a wheel's read by range requests,
     an sdist's (``.tar.gz``) downloaded whole and checked against the index's sha256; an sdist's top
     folder (``mmcv-2.2.0/``) dropped."""
     from explainer.knowledge.facts_build import zip_directory
 
     if url.endswith(".whl"):
-        entries = {n: e for n, e in zip_directory(url).items() if _wanted(n)}
+        entries = {n: e for n, e in zip_directory(url).items() if wanted(n)}
         ranges = _Ranges(url)
         with ThreadPoolExecutor(6) as pool:
             return dict(zip(sorted(entries), pool.map(lambda n: ranges.member(entries[n]), sorted(entries))))
@@ -147,7 +147,7 @@ def sources(url: str, sha256: str | None = None) -> dict[str, bytes]:
     with tarfile.open(fileobj=io.BytesIO(blob), mode="r:gz") as tar:
         for m in tar.getmembers():
             name = m.name.split("/", 1)[1] if "/" in m.name else m.name
-            if m.isfile() and _wanted(name):
+            if m.isfile() and wanted(name):
                 f = tar.extractfile(m)
                 out[name] = f.read() if f else b""
     return out

@@ -110,20 +110,25 @@ def raised_at(parsed: Parsed, budget: Budget | None = None, *, compile_ok: bool 
         return frame_site(parsed) if parsed.frames else ()
     import sqlite3
 
-    from explainer.match.longtail import open_longtail
+    from explainer.match.longtail import open_libsites, open_longtail, open_torchhistory
 
     try:
-        lt = open_longtail(compile_ok=compile_ok)
-        found = tuple(lt.lookup(parsed.message, parsed.exc_type, parsed.frames)) if lt is not None else ()
-        if found or (budget is not None and budget.spent()):
-            return found
-        # not a message torch raises: the libraries around it (transformers, the Hub, diffusers, ...)
-        from explainer.match.longtail import open_libsites
-
-        libs = open_libsites(compile_ok=compile_ok)
-        found = tuple(libs.lookup(parsed.message, parsed.exc_type, parsed.frames)) if libs is not None else ()
-        if found or not parsed.frames:
-            return found
+        # torch's indexed release, torch's other releases, then the libraries around it (transformers,
+        # the Hub, vLLM, ...): word for word first in all three, then a close wording in all three
+        tails = (open_longtail, open_torchhistory, open_libsites)
+        opened: list = []
+        for near in (False, True):
+            for i, opener in enumerate(tails):
+                if budget is not None and budget.spent():
+                    return ()
+                if len(opened) <= i:
+                    opened.append(opener(compile_ok=compile_ok))
+                tail = opened[i]
+                found = tuple(tail.lookup(parsed.message, parsed.exc_type, parsed.frames, near=near)) if tail else ()
+                if found:
+                    return found
+        if not parsed.frames:
+            return ()
         from explainer.match.origin import frame_site
 
         return frame_site(parsed)  # no indexed release holds the message: the library frame that raised it
@@ -141,15 +146,18 @@ def explain_text(text: str, index, *, top: int = 3, budget: float | Budget | Non
     b = budget if isinstance(budget, Budget) else Budget(budget)
     matcher = b.setup(lambda: matcher_of(index))
     answer = explain(parse_text(text, b), matcher, top=top, budget=b)
+    version = None
     if (
         "orch" in text
     ):  # torch, PyTorch: the release the paste shows: read from the text, which the parsed model drops parts of
         from explainer.match.versions import torch_version
 
         version = torch_version(text)
-        if version:
-            return Answer(*answer[:-1], version)
-    return answer
+    if version is None and answer.raised_at and answer.raised_at[0].get("versions"):
+        # no release printed: the wording of the message, raised only by these releases of torch
+        first, last = answer.raised_at[0]["versions"]
+        version = {"range": [first, last], "evidence": [f"the message's wording: torch {first} to {last}"]}
+    return Answer(*answer[:-1], version) if version else answer
 
 
 def matcher_of(index):

@@ -280,17 +280,19 @@ class LongTail:
     # -- retrieval --------------------------------------------------------------------------
     LOOKUP_CACHE = 2048  # recent lookups kept: the same error message recurs (users, cells, workers)
 
-    def lookup(self, message: str | None, exc_type: str | None = None, frames=(), top: int = 3) -> list[dict]:
+    def lookup(
+        self, message: str | None, exc_type: str | None = None, frames=(), top: int = 3, *, near: bool = True
+    ) -> list[dict]:
         """The raise sites whose template fits ``message``, best group first (``raised_at`` of the JSON).
         The sites (read-only dicts) of a recent identical lookup are returned again, not searched."""
         if not message:
             return []
         files = tuple(sorted({_repo_path(f.file) for f in frames if getattr(f, "file", None)}))
-        key = (message[: MAX_MESSAGE * 4], exc_type, files, top)
+        key = (message[: MAX_MESSAGE * 4], exc_type, files, top, near)
         cache = self._cache
         hit = cache.get(key)
         if hit is None:
-            hit = cache[key] = tuple(self._lookup(message, exc_type, set(files), top))
+            hit = cache[key] = tuple(self._lookup(message, exc_type, set(files), top, near))
             if len(cache) > self.LOOKUP_CACHE:
                 try:
                     cache.pop(next(iter(cache)))  # the oldest (dicts keep insertion order)
@@ -298,7 +300,7 @@ class LongTail:
                     pass  # another thread evicted at the same moment
         return list(hit)
 
-    def _lookup(self, message: str, exc_type: str | None, frame_files: set[str], top: int) -> list[dict]:
+    def _lookup(self, message: str, exc_type: str | None, frame_files: set[str], top: int, near: bool) -> list[dict]:
         core, named = strip_suffixes(message[: MAX_MESSAGE * 4])
         msg = _fold(core[:MAX_MESSAGE])
         first_line = _fold(core[:MAX_MESSAGE].strip().split("\n", 1)[0])
@@ -356,7 +358,9 @@ class LongTail:
             )
         ]
         if not best:
-            return self._groups(found + self._near(db, msg, words, want_type(exc_type), builtin, frame_files), top)
+            if near:
+                found += self._near(db, msg, words, want_type(exc_type), builtin, frame_files)
+            return self._groups(found, top)
         q = ",".join("?" * len(best))
         devices = set(_BACKEND_WORD.findall(msg)) if any(d in msg for d in _BACKENDS) else set()
         want = want_type(exc_type)
@@ -424,7 +428,7 @@ class LongTail:
                 r["l"] or 0,
             )
             found.append((key, self._row(r, strength, 1)))
-        if len(found) == fitted:  # no template fits word for word: a close wording of another release
+        if near and len(found) == fitted:  # no template fits word for word: a close wording of another release
             found += self._near(db, msg, words, want, builtin, frame_files)
         return self._groups(found, top)
 
@@ -628,7 +632,7 @@ def compile_index(records: list[dict], meta: dict, out: str) -> None:
     try:
         db.executescript("""
             create table site (id integer primary key, t text, k text, x text, f text, l integer, fn text, c text, m text,
-                               o text, v text, op text, gb text, lit integer, generic integer, p text);
+                               o text, v text, op text, gb text, lit integer, generic integer, p text, vs text);
             create table anchor (word text, site integer, need integer, primary key (word, site)) without rowid;
             create table word (word text primary key, df integer) without rowid;
             create table meta (key text primary key, value text);
@@ -663,9 +667,10 @@ def compile_index(records: list[dict], meta: dict, out: str) -> None:
                     literal_len(pieces),
                     int(is_generic(pieces)),
                     json.dumps(_pieces(r["t"]), ensure_ascii=False),
+                    json.dumps(r["vs"]) if r.get("vs") else None,  # the first and last release raising it
                 )
             )
-        db.executemany("insert into site values (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        db.executemany("insert into site values (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
         db.executemany("insert into anchor values (?,?,?)", sorted(anchors))
         db.executemany("insert into word values (?,?)", sorted(df.items()))
         db.execute("create index site_fl on site(f, l)")
@@ -801,17 +806,58 @@ class LibTail(LongTail):
         }
 
 
-def libsites_file() -> str | None:
-    """The libraries' raise-site data file of the checkout or the package (``TBX_LIBSITES`` overrides)."""
-    if os.environ.get("TBX_LIBSITES"):
-        return os.environ["TBX_LIBSITES"]
+class TorchHistory(LongTail):
+    """The Python raise sites of the other torch releases people run (``data/torchhistory.jsonl.gz``,
+    built by :mod:`explainer.knowledge.torchhistory_build`): each at the newest release that raises
+    it, its line and link that release's, with the first and last indexed release (``versions``)."""
+
+    python_only = True
+
+    def _row(self, row, strength: str, sites: int) -> dict:
+        r = row if isinstance(row, dict) else dict(zip(self._cols(self._db()), row))
+        url = REPO.format(version=r["v"], file=r["f"]) + (f"#L{r['l']}" if r["l"] else "") if r["f"] else None
+        return {
+            "exc_type": r["x"] or None,
+            "template": r["t"],
+            "file": r["f"] or None,
+            "line": r["l"],
+            "function": r["fn"] or None,
+            "op": None,
+            "condition": r["c"] or None,
+            "origin": "python",
+            "torch_version": r["v"],
+            "versions": json.loads(r["vs"]) if r.get("vs") else [r["v"], r["v"]],
+            "url": url,
+            "strength": strength,
+            "sites": sites,
+            "kind": r["k"],
+            "indexed_version": r["v"],
+        }
+
+
+def _data_path(name: str, env: str) -> str | None:
+    """A shipped data file of the checkout (``NAME.jsonl.gz``) or of the package (its compiled
+    ``NAME.sqlite``); ``env`` overrides."""
+    if os.environ.get(env):
+        return os.environ[env]
     from explainer.paths import data_dir
 
-    for name in ("libsites.jsonl.gz", "libsites.sqlite"):  # a checkout's data file; a wheel's compiled index
-        path = os.path.join(data_dir(), name)
+    for candidate in (f"{name}.jsonl.gz", f"{name}.sqlite"):
+        path = os.path.join(data_dir(), candidate)
         if os.path.exists(path):
             return path
     return None
+
+
+def open_torchhistory(*, compile_ok: bool = True) -> TorchHistory | None:
+    path = _data_path("torchhistory", "TBX_TORCHHISTORY")
+    lt = open_longtail(path, compile_ok=compile_ok, cls=TorchHistory) if path else None
+    return lt if isinstance(lt, TorchHistory) else None
+
+
+def libsites_file() -> str | None:
+    """The libraries' raise-site data file of the checkout or the package (``TBX_LIBSITES`` overrides)."""
+    return _data_path("libsites", "TBX_LIBSITES")
 
 
 def open_libsites(*, compile_ok: bool = True) -> LibTail | None:

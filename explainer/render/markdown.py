@@ -93,6 +93,7 @@ TAIL: dict[str, dict[str, Any]] = {  # texts, and the "strength" names by match 
         "source": "torch {v} source, line not kept; the message is present in the indexed build",
         "exact": "torch {v}",
         "paste": "named by the paste itself",
+        "versions": "releases that raise this wording: torch {first} to {last} (of those indexed)",
         "frame": "the innermost frame of the paste inside {lib}",
         "code": "the line",
         "near": "a close wording, not word for word: another release of {lib} words it so",
@@ -119,6 +120,7 @@ TAIL: dict[str, dict[str, Any]] = {  # texts, and the "strength" names by match 
         "source": "torch {v} 源码，行号未保留；所索引版本的二进制里确有这条信息",
         "exact": "torch {v}",
         "paste": "报错信息里自带的位置",
+        "versions": "会这样报错的版本：torch {first} 到 {last}（在已索引的版本里）",
         "frame": "报错调用栈里 {lib} 内部最深的那一帧",
         "code": "出错的那一行",
         "near": "措辞相近，但不是逐字相同：{lib} 的另一个版本是这样写的",
@@ -221,6 +223,9 @@ def raised_at_markdown(answer, *, lang: str, full: bool = True) -> str:
             lines.append(f"- {T['also']}: {shown}{more}")
         if r.get("code"):
             lines.append(f"- {T['code']}: {code_span(r['code'])}")
+        vs = r.get("versions")
+        if vs and not r.get("library"):
+            lines.append(f"- {T['versions'].format(first=vs[0], last=vs[1])}")
         if r.get("near"):
             lines.append(f"- {T['match']}: {T['near'].replace('{lib}', r.get('library') or 'torch')}")
         elif r["origin"] not in ("frame", "paste"):
