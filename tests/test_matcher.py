@@ -813,3 +813,18 @@ def test_a_long_message_is_matched_on_the_words_it_ends_with(index):
     assert top(index, "_pickle.UnpicklingError: " + preamble + "WeightsUnpickler error: Unsupported operand 118") == (
         "invalid-load-key"
     )
+
+
+@pytest.mark.parametrize(
+    "paste",
+    [
+        "Inference ERROR: list index out of range",
+        "AttributeError: 'SentenceTransformerModel' object has no attribute 'encode'",
+        "TypeError: 'NoneType' object is not subscriptable",
+    ],
+)
+def test_cpythons_own_wording_is_never_merely_similar_to_an_entry(index, paste):
+    """A message CPython writes (after a log's label, too) reads like many templates ("index out of
+    range in self"): it answers through a template that matches it, or not at all."""
+    answer = explain_text(paste, index, budget=None)
+    assert all(m.tier == 1 for m in answer.matches), [(m.id, m.reasons) for m in answer.matches]

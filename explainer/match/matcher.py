@@ -162,6 +162,15 @@ def _numbers_agree(message: str, raw: str) -> bool:
     return True
 
 
+def _python_wording(message: str) -> bool:
+    """Whether the message is one CPython itself writes, maybe after a log's label
+    ("Inference ERROR: list index out of range"): such a message matches an entry's template or nothing."""
+    from explainer.match.longtail import is_builtin
+
+    first = message[:300].split("\n", 1)[0]
+    return is_builtin(first) or (": " in first and is_builtin(first.rsplit(": ", 1)[1]))
+
+
 class _Pattern:
     __slots__ = (
         "entry_id",
@@ -538,6 +547,8 @@ class Matcher:
                     v.score, v.reasons = min(v.score, OPENING_CONTRADICTED), [why, *v.reasons[1:]]
         # Fuzzy similarity tops out at FUZZY_MAX: once a template matched the whole message it can only add
         # lower-ranked alternatives, so it is skipped (and rapidfuzz is not even imported).
+        if fuzzy and not settled and _python_wording(msg):
+            fuzzy = []  # CPython's own words ("list index out of range") are like many templates and none of them
         if not settled:
             named = _backends_named(norm) if fuzzy else set()
             for p, _share in fuzzy:
