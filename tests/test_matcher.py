@@ -828,3 +828,18 @@ def test_cpythons_own_wording_is_never_merely_similar_to_an_entry(index, paste):
     range in self"): it answers through a template that matches it, or not at all."""
     answer = explain_text(paste, index, budget=None)
     assert all(m.tier == 1 for m in answer.matches), [(m.id, m.reasons) for m in answer.matches]
+
+
+def test_a_warning_printed_on_the_way_does_not_answer_a_native_crash(index):
+    """A logger's warning earlier in the output is a signal of its entry, but not when the process then
+    died in native code (MPSGraph's LLVM error, a failed assertion, a signal): the warning is not why."""
+    warning = (
+        "Some weights of BertForSequenceClassification were not initialized from the model checkpoint at "
+        "bert-base-uncased and are newly initialized: ['classifier.bias', 'classifier.weight']\n"
+        "You should probably TRAIN this model on a down-stream task to be able to use it for predictions "
+        "and inference.\n"
+    )
+    alone = explain_text(warning, index, budget=None)
+    assert alone.matches and alone.matches[0].id == "hf-weights-newly-initialized"
+    crash = warning + "step 0\nLLVM ERROR: Failed to infer result type(s).\nzsh: abort      python train.py\n"
+    assert all(m.id != "hf-weights-newly-initialized" for m in explain_text(crash, index, budget=None).matches)

@@ -659,11 +659,23 @@ class Matcher:
                     best[eid] = Evidence(FRAME_BARE, 3, [why.plus("bare", type=str(parsed.exc_type))], {})
                 else:
                     best[eid] = Evidence(FRAME_ONLY, 3, [why.plus("no_message")], {})
+        crashed = None
         for eid, why in self._signals(parsed, budget).items():
             if eid in best:
                 best[eid].gain(SIGNAL_GAIN, why)
-            else:
-                best[eid] = Evidence(SIGNAL_ONLY, 3, [why], {})
+                continue
+            if self._warns_only(eid):
+                if crashed is None:
+                    crashed = _crashed(parsed)
+                if crashed:
+                    continue  # a warning printed on the way is not why the process died
+            best[eid] = Evidence(SIGNAL_ONLY, 3, [why], {})
+
+    def _warns_only(self, eid: str) -> bool:
+        """An entry for a warning (its kind, or every exception type it lists is a warning: a
+        logger's "Some weights ... newly initialized" is a log line of kind log)."""
+        e = self.entries[eid]
+        return e.get("kind") == "warning" or all("warn" in t.lower() for t in self.types[eid])
 
     def _yield_to_twins(self, best: dict[str, Evidence]) -> None:
         """Near-twins: only a template that matched the message itself (not just its opening) decides."""
@@ -689,6 +701,24 @@ class Matcher:
                 if self.entries[eid]["wraps"]:
                     v.score *= WRAPPER_PENALTY
                     v.reasons.append(Reason("wrapper"))
+
+
+_CRASH_LINES = (
+    "LLVM ERROR: ",
+    "failed assertion `",
+    "Segmentation fault",
+    "core dumped",
+    "Fatal Python error",
+    "Illegal instruction",
+    "Abort trap",
+    "Bus error",
+)
+
+
+def _crashed(parsed: Parsed) -> bool:
+    """Whether the paste shows the process dying in native code (a failed assertion in a system
+    library, LLVM, a signal): a warning among its lines did not cause that."""
+    return any(m in line for line in parsed.lines[-80:] for m in _CRASH_LINES)
 
 
 def rank(best: dict[str, Evidence], top: int) -> list[Candidate]:
