@@ -122,7 +122,7 @@ def raised_at(parsed: Parsed, budget: Budget | None = None, *, compile_ok: bool 
                 if budget is not None and budget.spent():
                     return ()
                 if len(opened) <= i:
-                    opened.append(opener(compile_ok=compile_ok))
+                    opened.append(opener(compile_ok=compile_ok))  # type: ignore[operator]  # three openers, one signature
                 tail = opened[i]
                 found = tuple(tail.lookup(parsed.message, parsed.exc_type, parsed.frames, near=near)) if tail else ()
                 if found:

@@ -675,7 +675,7 @@ class Matcher:
         """An entry for a warning (its kind, or every exception type it lists is a warning: a
         logger's "Some weights ... newly initialized" is a log line of kind log)."""
         e = self.entries[eid]
-        return e.get("kind") == "warning" or all("warn" in t.lower() for t in self.types[eid])
+        return e.get("kind") == "warning" or all("warn" in (t or "").lower() for t in self.types[eid])
 
     def _yield_to_twins(self, best: dict[str, Evidence]) -> None:
         """Near-twins: only a template that matched the message itself (not just its opening) decides."""
