@@ -171,3 +171,23 @@ def test_a_message_python_writes_that_runs_on_claims_no_library_or_torch_site():
 def test_a_qualified_exception_type_names_its_library_without_frames():
     out = _answer("pytorch_lightning.utilities.exceptions.MisconfigurationException: something only 1.x said")
     assert out["raised_by"] == {"kind": "library", "library": "pytorch-lightning"}
+
+
+def test_an_mpsgraph_crash_is_placed_in_apples_graph_compiler():
+    """MPSGraph names its own .mm file and line when it fails; the process then dies (LLVM ERROR,
+    abort), and a shutdown warning may be the last thing printed: raised by MPSGraph, there."""
+    paste = (
+        'loc("mps_subtract"("(mpsFileLoc): /AppleInternal/Library/BuildRoots/0a1b/Library/Caches/com.apple.xbs/'
+        "Sources/MetalPerformanceShadersGraph/mpsgraph/MetalPerformanceShadersGraph/Core/Files/"
+        "MPSGraphUtilities.mm\":228:0)): error: input types 'tensor<8x1xf32>' and 'tensor<8x4xsi64>' are not "
+        "broadcast compatible\n"
+        "LLVM ERROR: Failed to infer result type(s).\n"
+        "zsh: abort      python train.py\n"
+        "/opt/py/lib/python3.10/multiprocessing/resource_tracker.py:224: UserWarning: resource_tracker: There "
+        "appear to be 1 leaked semaphore objects to clean up at shutdown\n"
+    )
+    out = _answer(paste)
+    site = out["raised_at"][0]
+    assert (site["library"], site["line"], site["exc_type"]) == ("MPSGraph", 228, None)
+    assert site["file"].endswith("MPSGraphUtilities.mm") and "not broadcast compatible" in site["said"]
+    assert out["raised_by"] == {"kind": "library", "library": "MPSGraph"}

@@ -127,11 +127,11 @@ def raised_at(parsed: Parsed, budget: Budget | None = None, *, compile_ok: bool 
                 found = tuple(tail.lookup(parsed.message, parsed.exc_type, parsed.frames, near=near)) if tail else ()
                 if found:
                     return found
-        if not parsed.frames:
-            return ()
-        from explainer.match.origin import frame_site
+        from explainer.match.origin import frame_site, native_site
 
-        return frame_site(parsed)  # no indexed release holds the message: the library frame that raised it
+        # no indexed release holds the message: the library frame that raised it, or a system
+        # library's own file and line in the paste's last lines
+        return (frame_site(parsed) if parsed.frames else ()) or native_site(parsed)
     except (OSError, ValueError, KeyError, sqlite3.Error) as exc:
         import sys
 

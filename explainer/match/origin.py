@@ -44,6 +44,47 @@ _PYTHON_MESSAGE = Lazy(
 )
 
 
+# Apple's MPSGraph (the MPS backend's graph compiler) names its own source file when it fails:
+# loc("mps_subtract"("(mpsFileLoc): /AppleInternal/.../MetalPerformanceShadersGraph/.../MPSGraphUtilities.mm":228:0)): error: ...
+# /AppleInternal/.../MPSGraphComputePackage.mm:271: failed assertion `...'
+_MPSGRAPH = Lazy(r"(MetalPerformanceShadersGraph/[\w./-]{1,300}?\.mm)\"?:(\d{1,7})")
+
+
+def native_site(parsed) -> tuple:
+    """A raise site a system library names in the paste's last lines (MPSGraph's file and line, with
+    the line that says what failed), as a ``raised_at`` record of ``origin`` "paste"; else empty."""
+    for line in reversed(parsed.lines[-80:]):
+        if "MetalPerformanceShadersGraph/" not in line:
+            continue
+        m = _MPSGRAPH.search(line[:2000])
+        if not m:
+            continue
+        said = line[m.end() :].lstrip(')":0123456789 ').strip()
+        return (
+            {
+                "exc_type": None,  # a crash in native code, not the paste's Python exception
+                "template": None,
+                "file": m.group(1),
+                "line": int(m.group(2)),
+                "function": None,
+                "op": None,
+                "condition": None,
+                "origin": "paste",
+                "library": "MPSGraph",
+                "version": None,
+                "torch_version": None,
+                "url": None,
+                "strength": "exact",
+                "sites": 1,
+                "kind": None,
+                "code": None,
+                "said": said[:300] or None,
+                "also": [],
+            },
+        )
+    return ()
+
+
 def who(kind: str | None, library: str | None = None) -> dict:
     return {"kind": kind, "library": library}
 
@@ -124,6 +165,8 @@ def from_paste(parsed, raised_at=()) -> dict:
             m = rx.search(t[:2000])
             if m:
                 return who("environment", tool or m.group(1))
+    if native_site(parsed):
+        return who("library", "MPSGraph")  # the process died inside Apple's graph compiler
     m = _MISSING.search((parsed.message or "")[:2000])
     if m and (parsed.exc_type or "").endswith(("ModuleNotFoundError", "ImportError")):
         from explainer.facts import distributions_of, library_of

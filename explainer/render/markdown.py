@@ -96,6 +96,7 @@ TAIL: dict[str, dict[str, Any]] = {  # texts, and the "strength" names by match 
         "versions": "releases that raise this wording: torch {first} to {last} (of those indexed)",
         "frame": "the innermost frame of the paste inside {lib}",
         "code": "the line",
+        "said": "what it says",
         "near": "a close wording, not word for word: another release of {lib} words it so",
         "others": "Also fits",
         "paste_credit": "The location is the one the message itself names; no indexed torch source holds this message "
@@ -123,6 +124,7 @@ TAIL: dict[str, dict[str, Any]] = {  # texts, and the "strength" names by match 
         "versions": "会这样报错的版本：torch {first} 到 {last}（在已索引的版本里）",
         "frame": "报错调用栈里 {lib} 内部最深的那一帧",
         "code": "出错的那一行",
+        "said": "它报的内容",
         "near": "措辞相近，但不是逐字相同：{lib} 的另一个版本是这样写的",
         "others": "也可能来自",
         "paste_credit": "位置是报错信息自己写明的；已索引的 torch 源码里没有逐字相同的这条信息（比如 torch 1.x 的 THC 会把 C 文件名和行号写进报错里）。"
@@ -143,6 +145,8 @@ LIB_TAIL: dict[str, dict[str, str]] = {
         "message": "message template in {lib}",
         "exact": "{lib} {v}",
         "credit": "Message and location from {lib} {v}'s own sources. No cause or fix is curated for it.",
+        "paste_credit": "The location is the one {lib} itself names in the paste; no indexed source holds this message. "
+        "No cause or fix is curated for it.",
         "frame_credit": "Location from the paste's own traceback: the indexed releases of {lib} do not hold this "
         "message word for word (an older or newer release, or an error Python raised inside {lib}'s code). "
         "No cause or fix is curated for it.",
@@ -152,6 +156,7 @@ LIB_TAIL: dict[str, dict[str, str]] = {
         "message": "{lib} 的报错信息模板",
         "exact": "{lib} {v}",
         "credit": "信息和位置取自 {lib} {v} 的源码。这条报错还没有人工整理的原因和解决办法。",
+        "paste_credit": "位置是 {lib} 自己在报错里写明的；已索引的源码里没有这条信息。这条报错还没有人工整理的原因和解决办法。",
         "frame_credit": "位置取自你贴出的调用栈：已索引的 {lib} 版本里没有逐字相同的这条信息"
         "（可能是更老或更新的版本，或是 Python 在 {lib} 的代码里抛出的错误）。这条报错还没有人工整理的原因和解决办法。",
     },
@@ -196,7 +201,7 @@ def raised_at_markdown(answer, *, lang: str, full: bool = True) -> str:
         fn = code_span(r["function"]) if r.get("function") else (r.get("library") or "PyTorch")
         if r.get("op") and r["op"] != r.get("function"):
             fn += f" ({code_span(r['op'])})"
-        exc = r.get("exc_type") or answer.parsed.exc_type
+        exc = r.get("exc_type") or (answer.parsed.exc_type if "said" not in r else None)
         who = T["from"].format(exc=code_span(exc), fn=fn) if exc else T["from_untyped"].format(fn=fn)
         lines = [f"- {who}"]
         if r.get("file"):
@@ -223,6 +228,8 @@ def raised_at_markdown(answer, *, lang: str, full: bool = True) -> str:
             lines.append(f"- {T['also']}: {shown}{more}")
         if r.get("code"):
             lines.append(f"- {T['code']}: {code_span(r['code'])}")
+        if r.get("said"):
+            lines.append(f"- {T['said']}: {code_span(r['said'])}")
         vs = r.get("versions")
         if vs and not r.get("library"):
             lines.append(f"- {T['versions'].format(first=vs[0], last=vs[1])}")
