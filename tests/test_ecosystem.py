@@ -112,3 +112,28 @@ def test_the_catalogs_environment_messages_reach_their_entries(index):
         ("pip-wheel-build-failed", "ERROR: Could not build wheels "),
     }
     assert set(misses) <= known, set(misses) - known
+
+
+def test_pips_own_lines_answer_under_a_wrapper_that_ends_the_paste(index):
+    """conda runs pip and ends with its own exception; pip's lines above it say what failed."""
+    paste = (
+        "Pip subprocess error:\n"
+        "ERROR: Could not find a version that satisfies the requirement torch==1.10.0+cu111 (from versions: "
+        "2.2.0, 2.2.1, 2.3.0)\n"
+        "ERROR: No matching distribution found for torch==1.10.0+cu111\n\nfailed\n\n"
+        "CondaEnvException: Pip failed\n"
+    )
+    got = answer_json(explain_text(paste, index, budget=None), index)
+    assert got["matches"][0]["id"] == "pip-no-matching-distribution"
+
+
+def test_the_old_resolvers_wording_of_a_conflict(index):
+    """pip before 20.3 said "has requirement ..., but you'll have ... which is incompatible"."""
+    paste = "ERROR: torchaudio 0.5.0 has requirement torch==1.5.0, but you'll have torch 1.5.1 which is incompatible.\n"
+    got = answer_json(explain_text(paste, index, budget=None), index)
+    assert got["matches"][0]["id"] == "pip-resolution-impossible"
+
+
+def test_a_missing_submodule_without_its_exception_type_names_the_distribution(index):
+    got = answer_json(explain_text("train.py No module named 'mmseg.datasets.samplers'", index, budget=None), index)
+    assert got["raised_by"] == {"kind": "environment", "library": "mmsegmentation"}

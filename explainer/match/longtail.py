@@ -235,7 +235,7 @@ def strip_suffixes(message: str) -> tuple[str, dict | None]:
 def is_builtin(message: str) -> bool:
     """Whether CPython itself writes this message: a template of the stoplist fits it whole, or fits
     its start (a message that ran on into the next line of a flattened paste, or a poster's words)."""
-    msg = _fold(message)
+    msg = _fold(message).lstrip("#>*-• ")  # a title's or a quote's marks before it
     return any((fit(p, msg) or ("",))[0] in ("exact", "start") for p in _CPYTHON_PIECES)
 
 
@@ -393,7 +393,7 @@ class LongTail:
                 or (
                     site_type == "RuntimeError"
                     and want not in _BUILTIN_TYPES
-                    and r["o"] in ("binary", "source", "header")
+                    and r["o"] in ("binary", "source", "header", "gpu-source")
                 )
             )
             if (
@@ -809,9 +809,8 @@ class LibTail(LongTail):
 class TorchHistory(LongTail):
     """The Python raise sites of the other torch releases people run (``data/torchhistory.jsonl.gz``,
     built by :mod:`explainer.knowledge.torchhistory_build`): each at the newest release that raises
-    it, its line and link that release's, with the first and last indexed release (``versions``)."""
-
-    python_only = True
+    it, its line and link that release's, with the first and last indexed release (``versions``);
+    and the C++ sites of torch's CUDA and MPS code, which no CPU build holds (``gpu-source``)."""
 
     def _row(self, row, strength: str, sites: int) -> dict:
         r = row if isinstance(row, dict) else dict(zip(self._cols(self._db()), row))
@@ -824,9 +823,9 @@ class TorchHistory(LongTail):
             "function": r["fn"] or None,
             "op": None,
             "condition": r["c"] or None,
-            "origin": "python",
+            "origin": r["o"],  # python, or gpu-source: the CUDA/MPS code of a source release
             "torch_version": r["v"],
-            "versions": json.loads(r["vs"]) if r.get("vs") else [r["v"], r["v"]],
+            "versions": json.loads(r["vs"]) if r.get("vs") else None,
             "url": url,
             "strength": strength,
             "sites": sites,

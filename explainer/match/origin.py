@@ -168,7 +168,7 @@ def from_paste(parsed, raised_at=()) -> dict:
     if native_site(parsed):
         return who("library", "MPSGraph")  # the process died inside Apple's graph compiler
     m = _MISSING.search((parsed.message or "")[:2000])
-    if m and (parsed.exc_type or "").endswith(("ModuleNotFoundError", "ImportError")):
+    if m and (parsed.exc_type or "ModuleNotFoundError").endswith(("ModuleNotFoundError", "ImportError")):
         from explainer.facts import distributions_of, library_of
 
         top = m.group(1).split(".", 1)[0]
