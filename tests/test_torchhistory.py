@@ -28,7 +28,25 @@ def test_the_data_names_each_release_and_its_file():
     versions = [r["version"] for r in meta["releases"]]
     assert "2.15.0" in versions and "1.9.0" in versions
     assert all(r["file"].endswith(".whl") and len(r["sha256"]) == 64 for r in meta["releases"])
-    assert all(r["vs"][0] <= r["vs"][1] or "." in r["vs"][0] for r in records)
+    from explainer.knowledge.torchhistory_build import version_key
+
+    python = [r for r in records if r["o"] == "python"]
+    assert python and all(version_key(r["vs"][0]) <= version_key(r["vs"][1]) for r in python)
+    gpu = [r for r in records if r["o"] == "gpu-source"]
+    assert gpu and all("vs" not in r and r["v"] == meta["gpu_source"]["version"] for r in gpu)
+    assert len(meta["gpu_source"]["sha256"]) == 64
+
+
+def test_cuda_and_mps_code_is_a_site_only_for_a_paste_from_a_gpu_run():
+    """MPS's "Placeholder storage" check lives in an .mm file no CPU build holds; the CUDA and MPS
+    copies of CPU checks ("number of dims don't match in permute") are not where a CPU run raised it."""
+    site = _explain("RuntimeError: Placeholder storage has not been allocated on MPS device!").raised_at[0]
+    assert site["origin"] == "gpu-source" and site["file"].endswith(".mm") and site["versions"] is None
+    assert site["url"].startswith("https://github.com/pytorch/pytorch/blob/v2.6.0/") and site["line"]
+    cpu = _explain("RuntimeError: number of dims don't match in permute")
+    assert all(r["origin"] != "gpu-source" for r in cpu.raised_at)
+    gpu = _explain("x = x.to('mps')\nRuntimeError: number of dims don't match in permute")
+    assert gpu.raised_at and gpu.raised_at[0]["origin"] == "gpu-source"
 
 
 def test_a_message_only_older_releases_raise_gives_its_releases_and_a_version_range():

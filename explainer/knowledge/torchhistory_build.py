@@ -9,7 +9,10 @@ releases raise it (a template in a file): kept at the newest release that has it
 function and condition are that release's), with ``vs`` = the first and last indexed release that
 raise it. Templates the long tail's own release raises from the same file are left out (the long tail
 answers them). The first line is the metadata: each
-release's file name and sha256 as the index gives them. Rebuild::
+release's file name and sha256 as the index gives them. Besides, the C++ raise sites of torch's CUDA, cuDNN and MPS code (``.cu``, ``.cuh``, ``.mm`` and the
+``cuda``/``cudnn``/``mps`` folders of :data:`GPU_SOURCE`, Debian's source package of 2.6.0, checked
+against its sha256), which a CPU wheel holds none of: ``origin`` "gpu-source", lines exact for that
+release, no release range. Rebuild::
 
     python -m explainer.knowledge.torchhistory_build        # writes data/torchhistory.jsonl.gz
 """
@@ -43,6 +46,15 @@ RELEASES = (  # every other minor release: 2.14.1 adds 112 sites to 2.15.0's 17 
     "1.9.0",
 )
 SIMPLE = "https://pypi.org/simple/torch/"
+# the CUDA, cuDNN and MPS code no CPU build holds: the .cu/.cuh/.mm files and the cuda/cudnn/mps folders
+# of a source release; Debian's source package of 2.6.0 (its .dsc gives this sha256)
+GPU_SOURCE = (
+    "2.6.0",
+    "http://deb.debian.org/debian/pool/main/p/pytorch/pytorch_2.6.0+dfsg.orig.tar.xz",
+    "099a9601bc40d67656e75735c44abedb0fbe92d08817852ab7472eebb7e6ddff",
+)
+_GPU_DIRS = ("/cuda/", "/cudnn/", "/mps/", "/miopen/", "/hip/", "/sparse/cuda/", "/quantized/cuda/")
+_GPU_SUFFIXES = (".cu", ".cuh", ".mm")
 
 
 def version_key(v: str) -> tuple:
@@ -82,20 +94,52 @@ def _sites(item: tuple[str, bytes], version: str) -> list[dict]:
         return []
 
 
+def gpu_sites(version: str, url: str, sha256: str) -> list[dict]:
+    """The C++ raise sites of the GPU code of a source release (``origin`` "gpu-source"; lines exact
+    for that release): what the long tail, built from a CPU wheel, cannot see."""
+    import hashlib
+    import io
+    import tarfile
+
+    from explainer.knowledge.longtail_cpp import cpp_sites
+
+    with urllib.request.urlopen(url, timeout=600) as r:
+        blob = r.read()
+    if hashlib.sha256(blob).hexdigest() != sha256:
+        raise ValueError(f"{url}: not the sha256 of the source package")
+    out = []
+    with tarfile.open(fileobj=io.BytesIO(blob), mode="r:xz") as tar:
+        for m in sorted(tar.getmembers(), key=lambda m: m.name):
+            rel = m.name.split("/", 1)[1] if "/" in m.name else m.name
+            if not m.isfile() or not rel.startswith(("aten/src/ATen/", "c10/", "torch/csrc/")):
+                continue
+            if "/test/" in rel or "/tests/" in rel or "third_party" in rel or "/benchmarks/" in rel:
+                continue
+            gpu = rel.endswith(_GPU_SUFFIXES) or (
+                rel.endswith((".cpp", ".cc", ".h", ".hpp")) and any(d in "/" + rel for d in _GPU_DIRS)
+            )
+            f = tar.extractfile(m) if gpu else None
+            if f is None:
+                continue
+            for rec in cpp_sites(f.read().decode("utf-8", "replace"), rel, version, "gpu-source", True):
+                out.append(rec)
+    return out
+
+
 def _key(r: dict) -> tuple:
     """One site per template and file: a refactored function or condition raising the same words
     from the same file is the same answer."""
     return (r["t"], r["f"])
 
 
-def build(out: Path, current: Path | None, releases=RELEASES) -> dict:
+def build(out: Path, current: Path | None, releases=RELEASES, gpu=GPU_SOURCE) -> dict:
     from explainer.knowledge.libsites_build import sources
     from explainer.match.longtail import read_data
 
     known: set[tuple] = set()
     if current is not None:  # the long tail's own release answers what it raises word for word
         _, records = read_data(current)
-        known = {_key(r) for r in records if r["o"] == "python"}
+        known = {_key(r) for r in records}
     wheels = wheel_files(releases)
     meta: dict = {"kind": "torch-history", "releases": []}
     newest: dict[tuple, dict] = {}
@@ -120,7 +164,18 @@ def build(out: Path, current: Path | None, releases=RELEASES) -> dict:
             {"version": v, "file": rec["file"], "sha256": rec["sha256"], "sites": len(found), "new": new}
         )
         print(f"torch {v}: {len(found)} sites, {new} new", file=sys.stderr)
-    records = [dict(r, vs=span[k]) for k, r in newest.items()]
+    if gpu is not None:
+        version, url, sha256 = gpu
+        found = gpu_sites(version, url, sha256)
+        new = 0
+        for r in found:
+            k = _key(r)
+            if k not in known and k not in newest:
+                newest[k] = r  # no release range: one source release says nothing of the others
+                new += 1
+        meta["gpu_source"] = {"version": version, "url": url, "sha256": sha256, "sites": len(found), "new": new}
+        print(f"torch {version} GPU sources: {len(found)} sites, {new} new", file=sys.stderr)
+    records = [dict(r, vs=span[k]) if k in span else r for k, r in newest.items()]
     records.sort(key=lambda r: (r["f"], r["l"] or 0, r["t"], r["v"]))
     with open(out, "wb") as f, gzip.GzipFile(fileobj=f, mode="wb", mtime=0, filename="") as gz:
         gz.write((json.dumps({"meta": meta}, sort_keys=True) + "\n").encode())

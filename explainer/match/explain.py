@@ -98,6 +98,16 @@ class _Later:
         return self._get()[i]
 
 
+_GPU_WORDS = ("cuda", "mps", "cudnn", "cufft", "cublas", "cusolver", "cusparse", "nccl", "gpu", "metal", "rocm", "hip")
+
+
+def _on_a_gpu(parsed: Parsed) -> bool:
+    """Whether the paste shows a GPU run: its message, its last lines or its frames name a GPU backend."""
+    text = " ".join([parsed.message or "", *parsed.lines[-60:], *(f.file or "" for f in parsed.frames[-20:])])
+    text = text[:20000].lower()
+    return any(w in text for w in _GPU_WORDS)
+
+
 def raised_at(parsed: Parsed, budget: Budget | None = None, *, compile_ok: bool = False) -> tuple:
     """The long tail's raise sites for the paste's message (empty without a data file, or when the
     budget is spent: no answer waits for compiling the data file, which :func:`explainer.knowledge.index.open_index`
@@ -125,6 +135,9 @@ def raised_at(parsed: Parsed, budget: Budget | None = None, *, compile_ok: bool 
                     opened.append(opener(compile_ok=compile_ok))  # type: ignore[operator]  # three openers, one signature
                 tail = opened[i]
                 found = tuple(tail.lookup(parsed.message, parsed.exc_type, parsed.frames, near=near)) if tail else ()
+                if found and any(r.get("origin") == "gpu-source" for r in found) and not _on_a_gpu(parsed):
+                    # CUDA/MPS code repeats many CPU checks word for word: only a paste from a GPU run
+                    found = tuple(r for r in found if r.get("origin") != "gpu-source")
                 if found:
                     return found
         from explainer.match.origin import frame_site, native_site

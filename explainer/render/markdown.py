@@ -96,6 +96,7 @@ TAIL: dict[str, dict[str, Any]] = {  # texts, and the "strength" names by match 
         "versions": "releases that raise this wording: torch {first} to {last} (of those indexed)",
         "frame": "the innermost frame of the paste inside {lib}",
         "code": "the line",
+        "gpu": "torch {v} source: CUDA/MPS code, which the CPU build the long tail is made from does not hold",
         "said": "what it says",
         "near": "a close wording, not word for word: another release of {lib} words it so",
         "others": "Also fits",
@@ -124,6 +125,7 @@ TAIL: dict[str, dict[str, Any]] = {  # texts, and the "strength" names by match 
         "versions": "会这样报错的版本：torch {first} 到 {last}（在已索引的版本里）",
         "frame": "报错调用栈里 {lib} 内部最深的那一帧",
         "code": "出错的那一行",
+        "gpu": "torch {v} 源码：CUDA/MPS 代码，长尾索引所用的 CPU 版本里没有",
         "said": "它报的内容",
         "near": "措辞相近，但不是逐字相同：{lib} 的另一个版本是这样写的",
         "others": "也可能来自",
@@ -207,6 +209,8 @@ def raised_at_markdown(answer, *, lang: str, full: bool = True) -> str:
         if r.get("file"):
             if r["origin"] == "paste":
                 ver = T["paste"]
+            elif r["origin"] == "gpu-source":
+                ver = T["gpu"].format(v=r["torch_version"])
             elif r["origin"] == "frame":
                 ver = T["frame"].replace("{lib}", r.get("library") or "?")
             elif r["origin"] == "source":
