@@ -137,3 +137,17 @@ def test_the_old_resolvers_wording_of_a_conflict(index):
 def test_a_missing_submodule_without_its_exception_type_names_the_distribution(index):
     got = answer_json(explain_text("train.py No module named 'mmseg.datasets.samplers'", index, budget=None), index)
     assert got["raised_by"] == {"kind": "environment", "library": "mmsegmentation"}
+
+
+def test_older_comfyuis_bare_keyerror_for_a_node_without_its_type(index):
+    paste = (
+        "Traceback (most recent call last):\n"
+        '  File "/srv/ComfyUI/server.py", line 412, in post_prompt\n'
+        "    valid = execution.validate_prompt(prompt)\n"
+        '  File "/srv/ComfyUI/execution.py", line 571, in validate_prompt\n'
+        "    class_ = nodes.NODE_CLASS_MAPPINGS[prompt[x]['class_type']]\n"
+        "KeyError: 'class_type'\n"
+    )
+    got = answer_json(explain_text(paste, index, budget=None), index)
+    assert got["matches"][0]["id"] == "comfyui-node-missing-class-type"
+    assert not answer_json(explain_text("KeyError: 'class_name'", index, budget=None), index)["matches"]
