@@ -224,11 +224,17 @@ def build(out: Path, releases=RELEASES) -> dict:
         )  # fmt: skip
         print(f"{library} {version}: {len(found)} sites, {len(kept)} new", file=sys.stderr)
     records.sort(key=lambda r: (r["o"], r["v"], r["f"], r["l"] or 0, r["t"]))
+    write_data(out, meta, records)
+    return meta
+
+
+def write_data(out: Path, meta: dict, records: list[dict]) -> None:
+    """A raise-site data file: gzipped JSON lines, the metadata first, no timestamp (the same
+    inputs give the same bytes)."""
     with open(out, "wb") as f, gzip.GzipFile(fileobj=f, mode="wb", mtime=0, filename="") as gz:
         gz.write((json.dumps({"meta": meta}, sort_keys=True) + "\n").encode())
         for r in records:
             gz.write((json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n").encode())
-    return meta
 
 
 def main(argv: list[str] | None = None) -> int:

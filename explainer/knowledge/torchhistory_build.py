@@ -20,7 +20,6 @@ release, no release range. Rebuild::
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import re
@@ -133,7 +132,7 @@ def _key(r: dict) -> tuple:
 
 
 def build(out: Path, current: Path | None, releases=RELEASES, gpu=GPU_SOURCE) -> dict:
-    from explainer.knowledge.libsites_build import sources
+    from explainer.knowledge.libsites_build import sources, write_data
     from explainer.match.longtail import read_data
 
     known: set[tuple] = set()
@@ -177,10 +176,7 @@ def build(out: Path, current: Path | None, releases=RELEASES, gpu=GPU_SOURCE) ->
         print(f"torch {version} GPU sources: {len(found)} sites, {new} new", file=sys.stderr)
     records = [dict(r, vs=span[k]) if k in span else r for k, r in newest.items()]
     records.sort(key=lambda r: (r["f"], r["l"] or 0, r["t"], r["v"]))
-    with open(out, "wb") as f, gzip.GzipFile(fileobj=f, mode="wb", mtime=0, filename="") as gz:
-        gz.write((json.dumps({"meta": meta}, sort_keys=True) + "\n").encode())
-        for r in records:
-            gz.write((json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n").encode())
+    write_data(out, meta, records)
     return meta
 
 

@@ -778,6 +778,24 @@ def info() -> dict | None:
     return {"path": lt.path, **lt.meta}
 
 
+def _record(r: dict, strength: str, sites: int, **fields) -> dict:
+    """A ``raised_at`` record of one site of a release read whole (its line exact): what every index
+    says of a site, then what this one adds (its origin, library, release, link)."""
+    return {
+        "exc_type": r["x"] or None,
+        "template": r["t"],
+        "file": r["f"] or None,
+        "line": r["l"],
+        "function": r["fn"] or None,
+        "op": None,
+        "condition": r["c"] or None,
+        **fields,
+        "strength": strength,
+        "sites": sites,
+        "kind": r["k"],
+    }
+
+
 class LibTail(LongTail):
     """The raise sites of the libraries around torch (``data/libsites.jsonl.gz``, built by
     :mod:`explainer.knowledge.libsites_build`): the same lookup, each site naming its library and the
@@ -787,23 +805,9 @@ class LibTail(LongTail):
 
     def _row(self, row, strength: str, sites: int) -> dict:
         r = row if isinstance(row, dict) else dict(zip(self._cols(self._db()), row))
-        return {
-            "exc_type": r["x"] or None,
-            "template": r["t"],
-            "file": r["f"] or None,
-            "line": r["l"],
-            "function": r["fn"] or None,
-            "op": None,
-            "condition": r["c"] or None,
-            "origin": "library",
-            "library": r["o"],
-            "version": r["v"],
-            "torch_version": None,
-            "url": None,
-            "strength": strength,
-            "sites": sites,
-            "kind": r["k"],
-        }
+        return _record(
+            r, strength, sites, origin="library", library=r["o"], version=r["v"], torch_version=None, url=None
+        )
 
 
 class TorchHistory(LongTail):
@@ -815,23 +819,16 @@ class TorchHistory(LongTail):
     def _row(self, row, strength: str, sites: int) -> dict:
         r = row if isinstance(row, dict) else dict(zip(self._cols(self._db()), row))
         url = REPO.format(version=r["v"], file=r["f"]) + (f"#L{r['l']}" if r["l"] else "") if r["f"] else None
-        return {
-            "exc_type": r["x"] or None,
-            "template": r["t"],
-            "file": r["f"] or None,
-            "line": r["l"],
-            "function": r["fn"] or None,
-            "op": None,
-            "condition": r["c"] or None,
-            "origin": r["o"],  # python, or gpu-source: the CUDA/MPS code of a source release
-            "torch_version": r["v"],
-            "versions": json.loads(r["vs"]) if r.get("vs") else None,
-            "url": url,
-            "strength": strength,
-            "sites": sites,
-            "kind": r["k"],
-            "indexed_version": r["v"],
-        }
+        return _record(
+            r,
+            strength,
+            sites,
+            origin=r["o"],  # python, or gpu-source: the CUDA/MPS code of a source release
+            torch_version=r["v"],
+            versions=json.loads(r["vs"]) if r.get("vs") else None,
+            url=url,
+            indexed_version=r["v"],
+        )
 
 
 def _data_path(name: str, env: str) -> str | None:

@@ -50,6 +50,30 @@ _PYTHON_MESSAGE = Lazy(
 _MPSGRAPH = Lazy(r"(MetalPerformanceShadersGraph/[\w./-]{1,300}?\.mm)\"?:(\d{1,7})")
 
 
+def _site(exc_type, file, line, function, origin: str, library: str, **fields) -> dict:
+    """A ``raised_at`` record the paste itself shows (no template: the message is the paste's own)."""
+    return {
+        "exc_type": exc_type,
+        "template": None,
+        "file": file,
+        "line": line,
+        "function": function,
+        "op": None,
+        "condition": None,
+        "origin": origin,
+        "library": library,
+        "version": None,
+        "torch_version": None,
+        "url": None,
+        "strength": "exact",
+        "sites": 1,
+        "kind": None,
+        "code": None,
+        "also": [],
+        **fields,
+    }
+
+
 def native_site(parsed) -> tuple:
     """A raise site a system library names in the paste's last lines (MPSGraph's file and line, with
     the line that says what failed), as a ``raised_at`` record of ``origin`` "paste"; else empty."""
@@ -60,28 +84,8 @@ def native_site(parsed) -> tuple:
         if not m:
             continue
         said = line[m.end() :].lstrip(')":0123456789 ').strip()
-        return (
-            {
-                "exc_type": None,  # a crash in native code, not the paste's Python exception
-                "template": None,
-                "file": m.group(1),
-                "line": int(m.group(2)),
-                "function": None,
-                "op": None,
-                "condition": None,
-                "origin": "paste",
-                "library": "MPSGraph",
-                "version": None,
-                "torch_version": None,
-                "url": None,
-                "strength": "exact",
-                "sites": 1,
-                "kind": None,
-                "code": None,
-                "said": said[:300] or None,
-                "also": [],
-            },
-        )
+        # a crash in native code, not the paste's Python exception
+        return (_site(None, m.group(1), int(m.group(2)), None, "paste", "MPSGraph", said=said[:300] or None),)
     return ()
 
 
@@ -113,26 +117,17 @@ def frame_site(parsed) -> tuple:
         if m:
             if m.group(1) == "torch" or not _ends_with_exception(parsed, f):
                 return ()
+            library = _distribution(m.group(1)).replace("_", "-")
             return (
-                {
-                    "exc_type": parsed.exc_type,
-                    "template": None,
-                    "file": path[m.start(1) :].replace("\\", "/"),
-                    "line": f.line,
-                    "function": f.function,
-                    "op": None,
-                    "condition": None,
-                    "origin": "frame",
-                    "library": _distribution(m.group(1)).replace("_", "-"),
-                    "version": None,
-                    "torch_version": None,
-                    "url": None,
-                    "strength": "exact",
-                    "sites": 1,
-                    "kind": None,
-                    "code": f.code,
-                    "also": [],
-                },
+                _site(
+                    parsed.exc_type,
+                    path[m.start(1) :].replace("\\", "/"),
+                    f.line,
+                    f.function,
+                    "frame",
+                    library,
+                    code=f.code,
+                ),
             )
         if not _STDLIB.search(path):
             return ()
