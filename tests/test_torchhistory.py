@@ -28,7 +28,7 @@ def test_the_data_names_each_release_and_its_file():
     versions = [r["version"] for r in meta["releases"]]
     assert "2.15.0" in versions and "1.9.0" in versions
     assert all(r["file"].endswith(".whl") and len(r["sha256"]) == 64 for r in meta["releases"])
-    from explainer.knowledge.torchhistory_build import version_key
+    from explainer.facts import version_key
 
     python = [r for r in records if r["o"] == "python"]
     assert python and all(version_key(r["vs"][0]) <= version_key(r["vs"][1]) for r in python)

@@ -24,6 +24,7 @@ sha256 the index gives for it. Rebuild::
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import re
@@ -31,7 +32,9 @@ import struct
 import subprocess
 import sys
 import tempfile
-import urllib.request
+import threading
+import time
+import urllib.parse
 import zipfile
 import zlib
 from pathlib import Path
@@ -115,40 +118,78 @@ def _report(dist: str, version: str, platform: str, python: str) -> dict | None:
         }
 
 
-def _range(url: str, start: int, end: int | None = None) -> bytes:
-    spec = f"bytes={start}-" + ("" if end is None else str(end)) if start >= 0 else f"bytes={start}"
-    req = urllib.request.Request(url, headers={"Range": spec})
-    with urllib.request.urlopen(req, timeout=60) as r:
-        return r.read()
+class RemoteZip:
+    """A zip (a wheel) on the package index, read by HTTP range requests over one kept-alive HTTPS
+    connection per thread: thousands of members cost one request each, without a name lookup or a
+    TLS handshake apiece (opened anew for every request, the lookups failed now and then)."""
+
+    def __init__(self, url: str) -> None:
+        parts = urllib.parse.urlsplit(url)
+        self.url, self.host, self.path = url, parts.netloc, parts.path
+        self.local = threading.local()
+
+    def get(self, start: int, end: int | None = None) -> bytes:
+        """Bytes ``start`` to ``end`` (inclusive); a negative ``start`` alone: the last ``-start``."""
+        spec = f"bytes={start}" if start < 0 else f"bytes={start}-{'' if end is None else end}"
+        for attempt in range(6):
+            conn = getattr(self.local, "conn", None)
+            if conn is None:
+                conn = self.local.conn = http.client.HTTPSConnection(self.host, timeout=60)
+            try:
+                conn.request("GET", self.path, headers={"Range": spec})
+                r = conn.getresponse()
+                body = r.read()
+                if r.status != 206:
+                    raise OSError(f"HTTP {r.status} for a range of {self.path}")
+                return body
+            except (OSError, http.client.HTTPException):
+                conn.close()
+                self.local.conn = None
+                if attempt == 5:
+                    raise
+                time.sleep(2**attempt)
+        raise AssertionError("unreachable")
+
+    def directory(self) -> dict[str, tuple[int, int, int, int]]:
+        """The zip's entries: name -> (method, compressed size, local header offset, size)."""
+        tail = self.get(-65536)
+        at = tail.rfind(b"PK\x05\x06")
+        if at < 0:
+            raise ValueError(f"{self.url}: no zip directory in the last 64 KiB")
+        size, offset = struct.unpack("<II", tail[at + 12 : at + 20])
+        directory = self.get(offset, offset + size - 1)
+        out, i = {}, 0
+        while directory[i : i + 4] == b"PK\x01\x02":
+            method = struct.unpack("<H", directory[i + 10 : i + 12])[0]
+            csize, usize = struct.unpack("<II", directory[i + 20 : i + 28])
+            n, m, k = struct.unpack("<HHH", directory[i + 28 : i + 34])
+            local = struct.unpack("<I", directory[i + 42 : i + 46])[0]
+            out[directory[i + 46 : i + 46 + n].decode("utf-8", "replace")] = (method, csize, local, usize)
+            i += 46 + n + m + k
+        return out
+
+    def member(self, entry: tuple[int, int, int, int]) -> bytes:
+        """One member, its local header and data in one request (with a margin for the header's
+        extra field, which may be longer than the central directory's); ValueError when larger
+        than any file read here (generated data)."""
+        method, csize, local, usize = entry
+        if usize > MAX_ZIP_MEMBER:
+            raise ValueError("file too large")
+        blob = self.get(local, local + 30 + 1024 + csize)
+        n, m = struct.unpack("<HH", blob[26:30])
+        data = blob[30 + n + m : 30 + n + m + csize]
+        if len(data) < csize:
+            data = self.get(local + 30 + n + m, local + 30 + n + m + csize - 1)
+        return zlib.decompress(data, -15) if method == 8 else data
 
 
 def zip_directory(url: str) -> dict[str, tuple[int, int, int, int]]:
     """A remote zip's entries: name -> (method, compressed size, local header offset, size)."""
-    tail = _range(url, -65536)
-    at = tail.rfind(b"PK\x05\x06")
-    if at < 0:
-        raise ValueError(f"{url}: no zip directory in the last 64 KiB")
-    size, offset = struct.unpack("<II", tail[at + 12 : at + 20])
-    directory = _range(url, offset, offset + size - 1)
-    out, i = {}, 0
-    while directory[i : i + 4] == b"PK\x01\x02":
-        method = struct.unpack("<H", directory[i + 10 : i + 12])[0]
-        csize, usize = struct.unpack("<II", directory[i + 20 : i + 28])
-        n, m, k = struct.unpack("<HHH", directory[i + 28 : i + 34])
-        local = struct.unpack("<I", directory[i + 42 : i + 46])[0]
-        out[directory[i + 46 : i + 46 + n].decode("utf-8", "replace")] = (method, csize, local, usize)
-        i += 46 + n + m + k
-    return out
+    return RemoteZip(url).directory()
 
 
 def zip_read(url: str, entry: tuple[int, int, int, int]) -> bytes:
-    method, csize, local, usize = entry
-    if usize > MAX_ZIP_MEMBER:
-        raise ValueError("file too large")
-    head = _range(url, local, local + 29)
-    n, m = struct.unpack("<HH", head[26:30])
-    data = _range(url, local + 30 + n + m, local + 30 + n + m + csize - 1)
-    return zlib.decompress(data, -15) if method == 8 else data
+    return RemoteZip(url).member(entry)
 
 
 def zip_names(url: str) -> list[str]:

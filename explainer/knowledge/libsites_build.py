@@ -1,8 +1,8 @@
 """Build ``data/libsites.jsonl.gz``: the raise sites of the libraries around torch, found in their own
 Python sources by the long tail's extractor (:func:`explainer.knowledge.longtail_build.python_sites`).
 
-For each release of :data:`RELEASES` the package index names the file (``pip install --dry-run
---report``, no download); a wheel's ``.py`` members are read out of it by HTTP range requests (a vLLM
+For each release of :data:`RELEASES` the package index's simple API names the file and its sha256 (no
+download); a wheel's ``.py`` members are read out of it by HTTP range requests (a vLLM
 or bitsandbytes wheel is hundreds of megabytes of binaries), a source archive (DeepSpeed and mmcv publish
 only those) is read whole. Every ``raise``, ``assert`` and warning becomes a record: template, exception
 type, file, line, function, failed condition, with ``o`` the library and ``v`` its release. A site that
@@ -18,19 +18,13 @@ from __future__ import annotations
 import argparse
 import gzip
 import hashlib
-import http.client
 import io
 import json
 import re
-import struct
 import sys
 import tarfile
-import threading
-import time
-import urllib.parse
 import urllib.request
 import zipfile
-import zlib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -75,7 +69,6 @@ RELEASES = (
     ("mmsegmentation", "1.2.2"),
 )
 SKIP = ("/tests/", "/test_", "/examples/", "/benchmark", "/commands/", "/_vendor/", "/setup.py", "/docs/")
-MAX_SOURCE = 2_000_000  # bytes: a larger .py member is generated data, not read
 LIBRARY = {"huggingface-hub": "huggingface_hub"}  # the name the answers use, where it is not the distribution's
 
 
@@ -83,62 +76,24 @@ def _wanted(name: str) -> bool:
     return name.endswith(".py") and ".dist-info/" not in name and not any(s in "/" + name for s in SKIP)
 
 
-class _Ranges:
-    """Byte ranges of one remote file over one kept-alive HTTPS connection per thread: a wheel's
-    thousands of members cost one request each, without a name lookup or a TLS handshake apiece
-    (opened anew for every request, the lookups failed now and then)."""
-
-    def __init__(self, url: str) -> None:
-        parts = urllib.parse.urlsplit(url)
-        self.host, self.path = parts.netloc, parts.path
-        self.local = threading.local()
-
-    def get(self, start: int, end: int) -> bytes:
-        for attempt in range(6):
-            conn = getattr(self.local, "conn", None)
-            if conn is None:
-                conn = self.local.conn = http.client.HTTPSConnection(self.host, timeout=60)
-            try:
-                conn.request("GET", self.path, headers={"Range": f"bytes={start}-{end}"})
-                r = conn.getresponse()
-                body = r.read()
-                if r.status != 206:
-                    raise OSError(f"HTTP {r.status} for a range of {self.path}")
-                return body
-            except (OSError, http.client.HTTPException):
-                conn.close()
-                self.local.conn = None
-                if attempt == 5:
-                    raise
-                time.sleep(2**attempt)
-        raise AssertionError("unreachable")
-
-    def member(self, entry: tuple[int, int, int, int]) -> bytes:
-        """One zip member: its local header and data in one request (a margin for the header's
-        extra field, which may be longer than the central directory says)."""
-        method, csize, local, usize = entry
-        if usize > MAX_SOURCE:
-            return b""  # larger than any source file: generated data
-        blob = self.get(local, local + 30 + 1024 + csize)
-        n, m = struct.unpack("<HH", blob[26:30])
-        start = 30 + n + m
-        data = blob[start : start + csize]
-        if len(data) < csize:
-            data = self.get(local + start, local + start + csize - 1)
-        return zlib.decompress(data, -15) if method == 8 else data
-
-
 def sources(url: str, sha256: str | None = None, wanted=_wanted) -> dict[str, bytes]:
     """The library's ``.py`` files in the release file at ``url``: a wheel's read by range requests,
     an sdist's (``.tar.gz``) downloaded whole and checked against the index's sha256; an sdist's top
     folder (``mmcv-2.2.0/``) dropped."""
-    from explainer.knowledge.facts_build import zip_directory
+    from explainer.knowledge.facts_build import RemoteZip
 
     if url.endswith(".whl"):
-        entries = {n: e for n, e in zip_directory(url).items() if wanted(n)}
-        ranges = _Ranges(url)
+        wheel = RemoteZip(url)
+        entries = {n: e for n, e in wheel.directory().items() if wanted(n)}
+
+        def read(name: str) -> bytes:
+            try:
+                return wheel.member(entries[name])
+            except ValueError:  # larger than any source file: generated data
+                return b""
+
         with ThreadPoolExecutor(6) as pool:
-            return dict(zip(sorted(entries), pool.map(lambda n: ranges.member(entries[n]), sorted(entries))))
+            return dict(zip(sorted(entries), pool.map(read, sorted(entries))))
     with urllib.request.urlopen(url, timeout=300) as r:
         blob = r.read()
     if sha256 and hashlib.sha256(blob).hexdigest() != sha256:

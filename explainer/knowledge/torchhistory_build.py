@@ -28,6 +28,7 @@ import urllib.request
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from explainer.facts import version_key
 from explainer.knowledge.longtail_build import _PY_SKIP, python_sites
 
 RELEASES = (  # every other minor release: 2.14.1 adds 112 sites to 2.15.0's 17 838 (0.6 %), measured
@@ -54,10 +55,6 @@ GPU_SOURCE = (
 )
 _GPU_DIRS = ("/cuda/", "/cudnn/", "/mps/", "/miopen/", "/hip/", "/sparse/cuda/", "/quantized/cuda/")
 _GPU_SUFFIXES = (".cu", ".cuh", ".mm")
-
-
-def version_key(v: str) -> tuple:
-    return tuple(int(x) for x in re.findall(r"\d+", v))
 
 
 def _wanted(name: str) -> bool:

@@ -6,6 +6,7 @@ from explainer.budget import DEFAULT_BUDGET_S, Budget
 from explainer.match.matcher import AMBIGUOUS_GAP, THRESHOLD
 from explainer.model import Candidate, Parsed, Record
 from explainer.parse.assemble import lang_hint, parse_text
+from explainer.textio import Lazy
 
 
 class Answer(Record):
@@ -98,14 +99,14 @@ class _Later:
         return self._get()[i]
 
 
-_GPU_WORDS = ("cuda", "mps", "cudnn", "cufft", "cublas", "cusolver", "cusparse", "nccl", "gpu", "metal", "rocm", "hip")
+# whole words only: "mps" is in json.dumps, "hip" in relationship
+_GPU_WORD = Lazy(r"\b(?:cuda|mps|cudnn|cufft|cublas|cusolver|cusparse|nccl|gpu|metal|rocm|hip)\b")
 
 
 def _on_a_gpu(parsed: Parsed) -> bool:
     """Whether the paste shows a GPU run: its message, its last lines or its frames name a GPU backend."""
     text = " ".join([parsed.message or "", *parsed.lines[-60:], *(f.file or "" for f in parsed.frames[-20:])])
-    text = text[:20000].lower()
-    return any(w in text for w in _GPU_WORDS)
+    return bool(_GPU_WORD.search(text[:20000].lower()))
 
 
 def raised_at(parsed: Parsed, budget: Budget | None = None, *, compile_ok: bool = False) -> tuple:
@@ -114,10 +115,10 @@ def raised_at(parsed: Parsed, budget: Budget | None = None, *, compile_ok: bool 
     does with the index, and a damaged data file never breaks one)."""
     if budget is not None and budget.spent():
         return ()
-    if not parsed.message:  # a bare ``assert``: the frame that raised it, where a library's
-        from explainer.match.origin import frame_site
+    if not parsed.message:  # a bare ``assert``: where the paste shows it was raised, if anywhere
+        from explainer.match.origin import paste_sites
 
-        return frame_site(parsed) if parsed.frames else ()
+        return paste_sites(parsed)
     import sqlite3
 
     from explainer.match.longtail import open_libsites, open_longtail, open_torchhistory
@@ -140,11 +141,9 @@ def raised_at(parsed: Parsed, budget: Budget | None = None, *, compile_ok: bool 
                     found = tuple(r for r in found if r.get("origin") != "gpu-source")
                 if found:
                     return found
-        from explainer.match.origin import frame_site, native_site
+        from explainer.match.origin import paste_sites
 
-        # no indexed release holds the message: the library frame that raised it, or a system
-        # library's own file and line in the paste's last lines
-        return (frame_site(parsed) if parsed.frames else ()) or native_site(parsed)
+        return paste_sites(parsed)  # no indexed release holds the message
     except (OSError, ValueError, KeyError, sqlite3.Error) as exc:
         import sys
 

@@ -41,7 +41,6 @@ _ASSERT_AT = Lazy(r'INTERNAL ASSERT FAILED at "([^"\n]{1,400})":(\d{1,7})')
 _THC_CHECK = Lazy(r"THCudaCheck FAIL file=(\S{1,400}?) line=(\d{1,7})")
 # a C file and line in a message: one bounded run of path characters, ended by the ":"
 _C_AT = Lazy(r"\bat ((?:[A-Za-z]:)?[\w./\\-]{1,300}\.(?:cu|cuh|c|cc|cpp|h)):(\d{1,7})\b")
-_SITE_PACKAGE = Lazy(r"(?:site|dist)-packages/+([A-Za-z_]\w{0,80})")
 _GB_URL = Lazy(r"compile-graph-break-site/gb/(gb\d{4})\.html", re.I)
 _BUILD_PREFIX = Lazy(r"^.*?(?<![A-Za-z_])(?=(?:aten|c10|torch|caffe2)/)")
 _MIRRORS = (
@@ -561,7 +560,9 @@ def _packages_named(exc_type: str | None, frame_files: set[str]) -> set[str]:
     type (``pytorch_lightning.utilities.exceptions.X``) and the packages its frames lie in; a site in
     one of them ranks first (the same message is often in two packages: ``lightning.pytorch`` and
     ``pytorch_lightning``)."""
-    out = {m.group(1) for f in frame_files if (m := _SITE_PACKAGE.search(f))}
+    from explainer.match.origin import frame_package
+
+    out = {pkg for f in frame_files if (pkg := frame_package(f))}
     module = (exc_type or "").rpartition(".")[0]
     if module:
         out.add(module.split(".", 1)[0])

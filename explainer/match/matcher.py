@@ -703,22 +703,10 @@ class Matcher:
                     v.reasons.append(Reason("wrapper"))
 
 
-_CRASH_LINES = (
-    "LLVM ERROR: ",
-    "failed assertion `",
-    "Segmentation fault",
-    "core dumped",
-    "Fatal Python error",
-    "Illegal instruction",
-    "Abort trap",
-    "Bus error",
-)
-
-
 def _crashed(parsed: Parsed) -> bool:
-    """Whether the paste shows the process dying in native code (a failed assertion in a system
-    library, LLVM, a signal): a warning among its lines did not cause that."""
-    return any(m in line for line in parsed.lines[-80:] for m in _CRASH_LINES)
+    """Whether the paste shows the process dying (the parser's ``signal`` and ``crash`` lines: killed
+    by a signal, a failed assertion in a system library, LLVM): a warning among its lines did not cause that."""
+    return any(s.kind in ("signal", "crash") for s in parsed.signals)
 
 
 def rank(best: dict[str, Evidence], top: int) -> list[Candidate]:

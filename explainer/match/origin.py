@@ -134,6 +134,12 @@ def frame_site(parsed) -> tuple:
     return ()
 
 
+def paste_sites(parsed) -> tuple:
+    """Where the paste itself shows the error was raised: the library frame that raised it, or a
+    system library's own file and line in its last lines; empty when it shows neither."""
+    return (frame_site(parsed) if parsed.frames else ()) or native_site(parsed)
+
+
 def _ends_with_exception(parsed, frame) -> bool:
     """Whether the paste shows the exception line after ``frame``: a traceback cut before its end
     (the message then taken from a title or the poster's words) has no innermost frame to name."""

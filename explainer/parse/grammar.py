@@ -195,6 +195,10 @@ _SIGNAL_RES = [
             re.I,
         ),
     ),
+    (  # the process died in native code without a signal line: LLVM, a failed assertion in a system library
+        "crash",
+        Lazy(r"LLVM ERROR: |failed assertion `|Fatal Python error|Illegal instruction|Abort trap", re.I),
+    ),
     ("terminate", Lazy(r"terminate called after throwing")),
 ]
 
@@ -203,6 +207,7 @@ _SIGNAL_RES = [
 # Matched against the lower-cased line: an IGNORECASE alternation is several times slower.
 _SIGNAL_WORDS = Lazy(
     "assert|cuda kernel|nccl|watchdog|killed|segmentation|bus error|core dumped|sig|exitcode|oom|shm|shared memory|terminate called"
+    "|illegal instruction|abort trap|fatal python error|llvm error"
 )
 
 
