@@ -73,6 +73,11 @@ class Signal(Record):
     text: str
 
 
+# signal kinds the parser derives from what it read, not from one line's words: an entry's signal
+# "@own_package" is met by the parser's signal of that kind
+NAMED_SIGNALS = frozenset({"own_package", "crash", "cpp_type"})
+
+
 class Other(Record):
     exc_type: str | None
     message: str | None

@@ -151,3 +151,51 @@ def test_older_comfyuis_bare_keyerror_for_a_node_without_its_type(index):
     got = answer_json(explain_text(paste, index, budget=None), index)
     assert got["matches"][0]["id"] == "comfyui-node-missing-class-type"
     assert not answer_json(explain_text("KeyError: 'class_name'", index, budget=None), index)["matches"]
+
+
+PLAIN = [
+    json.loads(line)
+    for path in sorted((FIXTURES / "python").glob("*.jsonl"))
+    for line in path.read_text(encoding="utf-8").splitlines()
+    if line.strip()
+]
+
+
+@pytest.mark.parametrize("case", PLAIN, ids=[c["source"].split("github.com/")[1] for c in PLAIN])
+def test_a_plain_python_error_in_the_users_code_is_pythons(case, index):
+    """Real pastes of Python's own errors on the user's line (an `assert`, unpacking, an attribute of a
+    built-in value), also under torch's frames: no entry claims them and the answer says Python raised them."""
+    out = answer_json(explain_text(case["text"], index, budget=None), index)
+    assert not out["matches"], [m["id"] for m in out["matches"]]
+    assert out["raised_by"] == case["raised_by"], case["source"]
+
+
+@pytest.mark.parametrize(
+    "paste, who",
+    [
+        # a library's `assert` and a library's wording are the library's, not the user's Python
+        (
+            'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\n    m = Model()\n'
+            '  File "/venv/lib/python3.10/site-packages/mmdet/models/x.py", line 9, in __init__\n'
+            "    assert cfg is not None\nAssertionError\n",
+            {"kind": "library", "library": "mmdet"},
+        ),
+        # a bare AssertionError from a call, not from an `assert` on the user's line: unknown
+        (
+            'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\n    check(x)\nAssertionError\n',
+            {"kind": None, "library": None},
+        ),
+        # an object of the user's or a library's class lacking an attribute may be an API change: unknown
+        (
+            'Traceback (most recent call last):\n  File "app.py", line 3, in <module>\n    box.style(x)\n'
+            "AttributeError: 'Textbox' object has no attribute 'style'\n",
+            {"kind": None, "library": None},
+        ),
+        # only the interpreter says a name is not defined, also without frames
+        ("# name 'model' is not defined", {"kind": "python", "library": None}),
+        # a module whose sys.modules entry is None: its import failed or was blocked
+        ("ImportError: import of wandb halted; None in sys.modules", {"kind": "environment", "library": "wandb"}),
+    ],
+)
+def test_who_raised_a_python_exception(paste, who, index):
+    assert answer_json(explain_text(paste, index, budget=None), index)["raised_by"] == who

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from explainer.parse.assemble import parse_text
 from explainer.parse.grammar import Scan
 from explainer.parse.scan import LINE_RULES
 
@@ -362,3 +363,26 @@ def test_the_words_a_structural_line_needs_never_hide_one():
         for line in paste.split("\n"):
             if any(starts(line) for starts in scan._STRUCTURAL):
                 assert any(w in line for w in scan._STRUCTURAL_WORDS), line
+
+
+def _own(text):
+    return [s.text for s in parse_text(text).signals if s.kind == "own_package"]
+
+
+def test_a_missing_package_that_is_a_folder_of_the_users_frames_is_the_projects_own():
+    tb = 'Traceback (most recent call last):\n  File "{f}", line 6, in <module>\n    import x\n{e}\n'
+    own = tb.format(f="E:\\w\\libs\\chatchat\\cli.py", e="ModuleNotFoundError: No module named 'chatchat.startup'")
+    assert _own(own) == ["E:\\w\\libs\\chatchat\\cli.py"]
+    # a package found elsewhere, a compiled part of a checkout never built, a submodule the package's
+    # own __init__ imports (a file its build writes), an installed package's folder: not the project's
+    assert not _own(tb.format(f="/w/proj/train.py", e="ModuleNotFoundError: No module named 'chatchat'"))
+    assert not _own(tb.format(f="/w/mmcv/mmcv/ops/nms.py", e="ModuleNotFoundError: No module named 'mmcv._ext'"))
+    gfpgan = tb.format(
+        f="E:\\IA\\GFPGAN\\gfpgan\\__init__.py", e="ModuleNotFoundError: No module named 'gfpgan.version'"
+    )
+    assert not _own(gfpgan)
+    site = tb.format(
+        f="/venv/lib/python3.10/site-packages/chatchat/cli.py", e="ModuleNotFoundError: No module named 'chatchat.x'"
+    )
+    assert not _own(site)
+    assert not _own(tb.format(f="/w/chatchat/cli.py", e="KeyError: 'No module named chatchat'"))

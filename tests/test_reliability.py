@@ -750,3 +750,14 @@ def test_the_attack_finds_every_expression_of_every_module():
     missed = [rx._args[0][:60] for rx in made if id(rx) not in attacked]
     assert len(made) > 100
     assert not missed, missed
+
+
+def test_a_named_signal_must_be_one_the_parser_derives(tmp_path):
+    from explainer.knowledge.kb import read_entry
+    from explainer.knowledge.lint import schema_problems
+
+    src = (ROOT / "kb" / "project-module-not-found.md").read_text(encoding="utf-8")
+    assert '"@own_package"' in src and not schema_problems(read_entry(ROOT / "kb" / "project-module-not-found.md"))
+    (tmp_path / "project-module-not-found.md").write_text(src.replace('"@own_package"', '"@own_pkg"'), encoding="utf-8")
+    problems = schema_problems(read_entry(tmp_path / "project-module-not-found.md"))
+    assert [getattr(p, "code", None) for p in problems] == ["KB202"], problems

@@ -97,8 +97,18 @@ def schema_problems(entry: Entry) -> list[str]:
         except (PatternError, re.error) as exc:
             out.append(Problem("KB201", f"pattern {p[:60]!r}: {exc}"))
     from explainer.knowledge.attack import nested_repeat
+    from explainer.model import NAMED_SIGNALS
 
     for sig in meta.get("signals", []):
+        if isinstance(sig, str) and sig.startswith("@"):
+            if sig[1:] not in NAMED_SIGNALS:
+                out.append(
+                    Problem(
+                        "KB202",
+                        f"signals: {sig!r} names no signal the parser derives ({', '.join(sorted(NAMED_SIGNALS))})",
+                    )
+                )
+            continue
         try:
             re.compile(sig)
         except re.error as exc:

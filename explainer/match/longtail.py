@@ -233,7 +233,15 @@ def strip_suffixes(message: str) -> tuple[str, dict | None]:
 
 def is_builtin(message: str) -> bool:
     """Whether CPython itself writes this message: a template of the stoplist fits it whole, or fits
-    its start (a message that ran on into the next line of a flattened paste, or a poster's words)."""
+    its start (a message that ran on into the next line of a flattened paste, or a poster's words),
+    also behind a log's label ("Inference ERROR: list index out of range")."""
+    if _cpython_wording(message):
+        return True
+    first = message[:300].split("\n", 1)[0]
+    return ": " in first and _cpython_wording(first.rsplit(": ", 1)[1])
+
+
+def _cpython_wording(message: str) -> bool:
     msg = _fold(message).lstrip("#>*-• ")  # a title's or a quote's marks before it
     return any((fit(p, msg) or ("",))[0] in ("exact", "start") for p in _CPYTHON_PIECES)
 

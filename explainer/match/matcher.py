@@ -167,8 +167,7 @@ def _python_wording(message: str) -> bool:
     ("Inference ERROR: list index out of range"): such a message matches an entry's template or nothing."""
     from explainer.match.longtail import is_builtin
 
-    first = message[:300].split("\n", 1)[0]
-    return is_builtin(first) or (": " in first and is_builtin(first.rsplit(": ", 1)[1]))
+    return is_builtin(message[:300].split("\n", 1)[0])
 
 
 class _Pattern:
@@ -380,6 +379,11 @@ class Matcher:
             (eid, Lazy(s, re.I), lit)
             for eid, e in self.entries.items()
             for s, lit in zip(e.get("signals", []), signal_literals(e))
+            if not s.startswith("@")
+        ]
+        # "@kind": met by a signal of that kind the parser derived (NAMED_SIGNALS)
+        self.named_signals = [
+            (eid, s[1:]) for eid, e in self.entries.items() for s in e.get("signals", []) if s.startswith("@")
         ]
 
     # -- sources ---------------------------------------------------------------------------------
@@ -592,6 +596,10 @@ class Matcher:
 
     def _signals(self, parsed: Parsed, budget=None) -> dict[str, Reason]:
         hits: dict[str, Reason] = {}
+        for eid, kind in self.named_signals:
+            said = next((s.text for s in parsed.signals if s.kind == kind), None)
+            if said is not None:
+                hits.setdefault(eid, Reason("signal", line=said[:80]))
         if not self.signal_rx:
             return hits
         msg = parsed.message or ""

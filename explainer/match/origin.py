@@ -40,8 +40,13 @@ PYTHON_TYPES = frozenset(
 _PYTHON_MESSAGE = Lazy(
     r"^(?:'NoneType' object (?:has no attribute|is not (?:subscriptable|iterable|callable))"
     r"|unsupported operand type\(s\)|can only concatenate|\w{1,80}\(\) (?:takes|got|missing) "
-    r"|list index out of range|string indices must be|'\w{1,80}' object is not (?:subscriptable|callable|iterable))"
+    r"|list index out of range|string indices must be|'\w{1,80}' object is not (?:subscriptable|callable|iterable)"
+    r"|(?:not enough|too many) values to unpack|name '\w{1,200}' is not defined"
+    r"|'(?:int|float|str|bool|list|tuple|dict|set|bytes|NoneType)' object has no attribute)"
 )
+_NAME_NOT_DEFINED = Lazy(r"\bname '\w{1,200}' is not defined")
+# CPython's ImportError for a module whose sys.modules entry is None (a failed or blocked import)
+_HALTED = Lazy(r"import of ([A-Za-z_][\w.]{0,200}) halted; None in sys\.modules")
 
 
 # Apple's MPSGraph (the MPS backend's graph compiler) names its own source file when it fails:
@@ -175,6 +180,9 @@ def from_paste(parsed, raised_at=()) -> dict:
         top = m.group(1).split(".", 1)[0]
         if distributions_of(top) or library_of(top):  # a distribution's module; else maybe the project's own
             return who("environment", _distribution(top))
+    m = _HALTED.search((parsed.message or "")[:2000])
+    if m:
+        return who("environment", _distribution(m.group(1)))
     m = _CANNOT_IMPORT.search((parsed.message or "")[:2000])
     if m and "partially initialized" not in (parsed.message or ""):
         from explainer.facts import distributions_of
@@ -183,12 +191,14 @@ def from_paste(parsed, raised_at=()) -> dict:
         if dists and dists[0] != "torch":
             return who("library", dists[0])  # a name the installed release of a package does not offer
     in_stdlib = False  # the innermost frames are the standard library's (json, subprocess, ...)
+    user = None  # the innermost frame outside an installed package and the standard library
     for f in reversed(parsed.frames):
         pkg = frame_package(f.file or "")
         if pkg:
             return who("torch") if pkg == "torch" else who("library", _distribution(pkg))
         if not _STDLIB.search((f.file or "")[:1000]):
-            break  # the innermost frame outside an installed package or the standard library: the user's
+            user = f
+            break
         in_stdlib = True
     module = (parsed.exc_type or "").rpartition(".")[0]
     if module and not parsed.frames:  # pytorch_lightning.utilities.exceptions.MisconfigurationException
@@ -198,8 +208,19 @@ def from_paste(parsed, raised_at=()) -> dict:
         if dists:
             return who("torch") if dists[0] == "torch" else who("library", dists[0])
     exc = (parsed.exc_type or "").rsplit(".", 1)[-1]
-    if parsed.frames and not any(frame_package(f.file or "") for f in parsed.frames):
-        # the interpreter, or the standard library called from the user's own code
-        if in_stdlib or exc in PYTHON_TYPES or _PYTHON_MESSAGE.search((parsed.message or "")[:300]):
+    message = (parsed.message or "")[:300]
+    if user is not None:
+        # the interpreter raised it on the user's own line: an exception only the interpreter raises,
+        # its own wording, or the user's `assert` (torch's own errors come from its C++ with other words)
+        if exc in PYTHON_TYPES or _PYTHON_MESSAGE.search(message) or _asserts(exc, user):
             return who("python")
+        if in_stdlib and not any(frame_package(f.file or "") for f in parsed.frames):
+            return who("python")  # the standard library, called from the user's own code
+    elif not parsed.frames and (exc in ("NameError", "UnboundLocalError") or _NAME_NOT_DEFINED.search(message)):
+        return who("python")  # only the interpreter says a name is not defined
     return who(None)
+
+
+def _asserts(exc: str, frame) -> bool:
+    """A bare ``AssertionError`` raised by the frame's own ``assert`` statement."""
+    return exc == "AssertionError" and (frame.code or "").lstrip().startswith("assert")

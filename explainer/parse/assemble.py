@@ -28,6 +28,34 @@ _ERRORISH = Lazy(
 )  # these three are matched against lower-cased text
 
 
+# the module an import could not find, and the folders of a frame's path
+_MISSING_MODULE = Lazy(r"No module named '([A-Za-z_]\w{0,100})(?:'|\.(\w))")
+_PATH_PARTS = Lazy(r"[\\/]+")
+
+
+def _own_package(exc_type: str | None, message: str | None, frames) -> Signal | None:
+    """A module the project itself holds: the top-level package an import could not find is a folder
+    of one of the user's own frames (``chatchat/cli.py`` failing on ``chatchat.startup``), so the
+    project's root is not on ``sys.path``; no installation provides it. Not for a compiled part
+    (``mmcv._ext``, ``detectron2._C``) or a submodule the package's own ``__init__`` imports
+    (``gfpgan.version``): a source checkout that was never built. The signal's text is that frame's file."""
+    if not frames or not (exc_type or "").endswith(("ModuleNotFoundError", "ImportError")):
+        return None
+    m = _MISSING_MODULE.search((message or "")[:300])
+    if not m or m.group(2) == "_":
+        return None
+    top = m.group(1)
+    if any(_PATH_PARTS.split(f.file[-300:])[-2:] == [top, "__init__.py"] for f in frames if f.file):
+        return None  # the package itself was imported: a submodule its checkout lacks (one a build writes)
+    for f in frames:
+        if f.library or not f.file:
+            continue
+        folders = _PATH_PARTS.split(f.file[:1000])[:-1]
+        if top in folders and not {"site-packages", "dist-packages"} & set(folders):
+            return Signal("own_package", f.file[:300])
+    return None
+
+
 _WEAK = Lazy(r"\b(?:not|no|only|instead|freed|requires?|should|while|because)\b")
 
 
@@ -318,6 +346,9 @@ def _parse(text: str, budget: Budget | None = None) -> Parsed:
         frames = tuple(events[idx - 1].frames) + frames
     if "dataloader_worker" in hints and final.relation != "worker" and not any(c.relation == "worker" for c in chain):
         hints.discard("dataloader_worker")
+    own = _own_package(final.exc_type, final.message, frames)
+    if own:
+        signals = [*signals, own]
     fmt = _format(hints, last_line=not frames and len([l for l in lines if l.strip()]) <= 2)
     if any(c.relation in ("cause", "context") for c in chain) and fmt == "standard":
         fmt = "chained"
