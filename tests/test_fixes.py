@@ -544,3 +544,50 @@ def test_the_cli_reads_the_users_file_and_the_api_never_does(tmp_path, index):
         body = client.post("/v1/explain", json={"text": paste}).json()
     api_fix = next(f for f in body["matches"][0]["fixes"] if f["id"] == "enable-grad")
     assert api_fix["applies"] is None and "enable_grad" in (api_fix["code"] or "")  # the template, as advice
+
+
+def _tokenize_strip(line: str) -> str:
+    import io
+    import tokenize
+
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(line).readline):
+            if tok.type == tokenize.COMMENT:
+                return line[: tok.start[1]].rstrip()
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass
+    return line.rstrip()
+
+
+def test_strip_comment_agrees_with_tokenize():
+    """The comment stripper scans strings as Python does: on every line of every snippet of the
+    knowledge base and on hard cases it gives what tokenize gives."""
+    from explainer.advise.rewrite import strip_comment
+    from explainer.knowledge.kb import read_all
+
+    from .conftest import KB
+
+    lines = {line for e in read_all(KB) for s in e.snippets for line in s.code.split("\n") if "#" in line}
+    lines |= {
+        "x = '#' # c",
+        'x = "a\\"#" # c',
+        "x = r'\\'#' # c",
+        "s = '''#''' # c",
+        's = """# still a string',
+        "f'{x}#' + y  # c",
+        "x = 1#c",
+        "'unterminated # c",
+        "a = b'#'[0]  # c",
+        "# only a comment",
+    }
+    assert len(lines) > 300
+    for line in sorted(lines):
+        assert strip_comment(line) == _tokenize_strip(line), line
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="ab #'\"\\rf{}=", max_size=30))
+def test_strip_comment_agrees_with_tokenize_on_any_line(line):
+    from explainer.advise.rewrite import strip_comment
+
+    assert strip_comment(line) == _tokenize_strip(line)

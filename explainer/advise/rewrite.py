@@ -174,19 +174,45 @@ def fill_template(tpl: str, this: str | None, values: dict[str, str]) -> str | N
 
 
 def strip_comment(line: str) -> str:
-    """The line without its trailing ``# comment`` (tokenize knows a ``#`` inside a string)."""
+    """The line without its trailing ``# comment``; a ``#`` inside a string literal is no comment (what
+    tokenize says, without compiling tokenize's expressions on every run: a few ms of each answer)."""
     if "#" not in line:
         return line.rstrip()
-    import io
-    import tokenize
-
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(line).readline):
-            if tok.type == tokenize.COMMENT:
-                return line[: tok.start[1]].rstrip()
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        pass
+    i, n, quote = 0, len(line), ""
+    unclosed = ""  # quote characters that open no string up to the line's end: tokenize's error tokens
+    while i < n:
+        c = line[i]
+        if quote:
+            if c == "\\":
+                i += 2  # an escaped character, a quote too (also in a raw string)
+            elif line.startswith(quote, i):
+                i, quote = i + len(quote), ""
+            else:
+                i += 1
+        elif c == "#":
+            return line[:i].rstrip()
+        elif c in "'\"":
+            quote = line[i : i + 3] if line[i : i + 3] in ("'''", '"""') else c
+            if quote == c and (c in unclosed or not _closes(line, i + 1, c)):
+                unclosed, quote = unclosed + c, ""  # a lone quote: the scan goes on after it
+                i += 1
+                continue
+            i += len(quote)
+        else:
+            i += 1
     return line.rstrip()
+
+
+def _closes(line: str, i: int, quote: str) -> bool:
+    """Whether a ``quote`` opened before ``i`` closes on this line (escapes skipped)."""
+    while i < len(line):
+        if line[i] == "\\":
+            i += 2
+        elif line[i] == quote:
+            return True
+        else:
+            i += 1
+    return False
 
 
 def _dotted(node: ast.AST) -> str:

@@ -51,8 +51,9 @@ def explain(
         raise
     cut = b.cut
     if any(c.score >= THRESHOLD for c in candidates):
-        # a curated answer: where torch raised it is one more line, looked up when a surface shows it
-        return Answer(parsed, tuple(candidates), live, cut, _Later(lambda: raised_at(parsed, None)))
+        # a curated answer: where torch raised it is one more line, looked up when a surface shows it,
+        # word for word only (a close wording of another release is worth its cost only without one)
+        return Answer(parsed, tuple(candidates), live, cut, _Later(lambda: raised_at(parsed, None, near=False)))
     return Answer(parsed, tuple(candidates), live, cut, raised_at(parsed, b))  # never compiles
 
 
@@ -109,10 +110,11 @@ def _on_a_gpu(parsed: Parsed) -> bool:
     return bool(_GPU_WORD.search(text[:20000].lower()))
 
 
-def raised_at(parsed: Parsed, budget: Budget | None = None, *, compile_ok: bool = False) -> tuple:
+def raised_at(parsed: Parsed, budget: Budget | None = None, *, compile_ok: bool = False, near: bool = True) -> tuple:
     """The long tail's raise sites for the paste's message (empty without a data file, or when the
     budget is spent: no answer waits for compiling the data file, which :func:`explainer.knowledge.index.open_index`
-    does with the index, and a damaged data file never breaks one)."""
+    does with the index, and a damaged data file never breaks one); ``near``: also a close wording
+    when no release holds the message word for word."""
     if budget is not None and budget.spent():
         return ()
     if not parsed.message:  # a bare ``assert``: where the paste shows it was raised, if anywhere
@@ -128,14 +130,14 @@ def raised_at(parsed: Parsed, budget: Budget | None = None, *, compile_ok: bool 
         # the Hub, vLLM, ...): word for word first in all three, then a close wording in all three
         tails = (open_longtail, open_torchhistory, open_libsites)
         opened: list = []
-        for near in (False, True):
+        for close in (False, True) if near else (False,):
             for i, opener in enumerate(tails):
                 if budget is not None and budget.spent():
                     return ()
                 if len(opened) <= i:
                     opened.append(opener(compile_ok=compile_ok))  # type: ignore[operator]  # three openers, one signature
                 tail = opened[i]
-                found = tuple(tail.lookup(parsed.message, parsed.exc_type, parsed.frames, near=near)) if tail else ()
+                found = tuple(tail.lookup(parsed.message, parsed.exc_type, parsed.frames, near=close)) if tail else ()
                 if found and any(r.get("origin") == "gpu-source" for r in found) and not _on_a_gpu(parsed):
                     # CUDA/MPS code repeats many CPU checks word for word: only a paste from a GPU run
                     found = tuple(r for r in found if r.get("origin") != "gpu-source")

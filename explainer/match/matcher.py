@@ -90,6 +90,7 @@ SOURCE_WEIGHT = {
     "group": 0.95,
     "other": 0.88,
     "line": 0.86,
+    "alt": 0.86,  # a line the parser might have taken for the message
 }
 
 
@@ -407,7 +408,7 @@ class Matcher:
         for s in parsed.signals[:20]:
             if s.kind in ("nccl", "cuda_assert", "terminate", "warning"):
                 out.append(("line", None, s.text))
-        out.extend(("line", None, alt) for alt in parsed.alternatives)
+        out.extend(("alt", None, alt) for alt in parsed.alternatives)
         return out
 
     # -- tiers ---------------------------------------------------------------------------------
@@ -466,7 +467,7 @@ class Matcher:
                 why = why.plus("type_fits", type=str(exc_type))
             base *= SOURCE_WEIGHT.get(kind, SOURCE_OTHER)
             if kind != "final":
-                why = why.plus("from", kind=kind) if kind != "line" else why.plus("from_line")
+                why = why.plus("from", kind=kind) if kind not in ("line", "alt") else why.plus("from_line")
             prev = out.get(eid)
             if prev is None or base > prev.score:
                 out[eid] = Evidence(base, tier, [why], caps, kind == "final", strong)
@@ -646,13 +647,17 @@ class Matcher:
     def _messages(self, parsed: Parsed, budget=None) -> dict[str, Evidence]:
         """Tiers 1 and 2 on every message of the paste (the final one first): the best per entry."""
         best: dict[str, Evidence] = {}
+        read = False  # a template matched the parser's message whole: the other lines it might have taken are moot
         for n, (kind, exc_type, message) in enumerate(self._sources(parsed)):
             if n and budget is not None and budget.spent():
+                break
+            if kind == "alt" and read:
                 break
             for eid, ev in self._score_source(kind, exc_type, message, budget).items():
                 cur = best.get(eid)
                 if cur is None or ev.score > cur.score:
                     best[eid] = ev
+                read = read or (kind == "final" and ev.strong and ev.score >= START_MATCH * TYPE_MISSING)
         return best
 
     def _frames_and_signals(self, best: dict[str, Evidence], parsed: Parsed, budget=None) -> None:

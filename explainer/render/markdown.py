@@ -604,15 +604,7 @@ def print_entry(doc: dict, *, lang: str) -> None:
     print_markdown(entry_markdown(doc, lang=lang))
 
 
-def print_markdown(md: str, file=None) -> None:
-    import os
-    import sys
+def print_markdown(md: str, file=None, *, title: str | None = None) -> None:
+    from explainer.render.terminal import print_markdown as draw
 
-    file = file or sys.stdout
-    if not (hasattr(file, "isatty") and file.isatty()) or os.environ.get("NO_COLOR"):
-        file.write("\n".join(line.rstrip() for line in md.rstrip().split("\n")) + "\n")
-        return
-    from rich.console import Console
-    from rich.markdown import Markdown
-
-    Console(file=file).print(Markdown(md, code_theme="ansi_dark"))
+    draw(md, file, title=title)

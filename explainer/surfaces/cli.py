@@ -310,17 +310,18 @@ def cmd_verify(args) -> int:
         results = verify(entries, jobs=args.jobs, index=index)
         _print_json({"results": [r.as_json() for r in results]})
     else:
-        from rich.progress import Progress
+        import itertools
 
         total = sum(1 for e in entries for s in e.snippets if s.role in ("repro", "fix"))
-        with Progress(transient=True) as progress:
-            task = progress.add_task("verifying", total=total)
-            results = verify(
-                entries,
-                jobs=args.jobs,
-                index=index,
-                on_result=lambda r: progress.advance(task) if r.role in ("repro", "fix") else None,
-            )
+        ticks, shown = itertools.count(1), sys.stderr.isatty()
+
+        def advance(r) -> None:  # a counter on the terminal, erased at the end
+            if shown and r.role in ("repro", "fix"):
+                print(f"\rverifying {next(ticks)}/{total}", end="", file=sys.stderr, flush=True)
+
+        results = verify(entries, jobs=args.jobs, index=index, on_result=advance)
+        if shown:
+            print("\r\x1b[K", end="", file=sys.stderr, flush=True)
         for r in results:
             if r.status != "pass":
                 print(f"{r.status.upper():<5} {r.id} {r.snippet}: {r.reason}")

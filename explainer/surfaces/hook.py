@@ -128,12 +128,9 @@ def _print_explanation(exc: BaseException, file) -> None:
         md, _ = explanation_markdown(exc)
         if not md:
             return
-        from rich.console import Console
-        from rich.markdown import Markdown
+        from explainer.render.terminal import print_markdown
 
-        console = Console(file=file, stderr=file is sys.stderr)
-        console.rule("traceback-explainer")
-        console.print(Markdown(md, code_theme="ansi_dark"))
+        print_markdown(md, file, title="traceback-explainer")
     except Exception as failure:  # never let the explainer hide or replace the user's error
         print(f"[traceback-explainer] could not explain this error: {type(failure).__name__}: {failure}", file=file)
 
@@ -216,12 +213,9 @@ def show_in_ipython(shell, exc: BaseException) -> None:
             html = f'<div class="tbx-answer">{markdown_to_html(md)}</div>'
             display({"text/html": html, "text/plain": md}, raw=True)
         else:
-            from rich.console import Console
-            from rich.markdown import Markdown
+            from explainer.render.terminal import print_markdown
 
-            console = Console(file=sys.stdout)
-            console.rule("traceback-explainer")
-            console.print(Markdown(md, code_theme="ansi_dark"))
+            print_markdown(md, sys.stdout, title="traceback-explainer")
     except Exception as failure:
         print(
             f"[traceback-explainer] could not explain this error: {type(failure).__name__}: {failure}", file=sys.stderr

@@ -42,10 +42,9 @@ def make_explain(shell):
 
             lang = OPTIONS.lang if OPTIONS.lang != "auto" else detect_lang(line)
             answer = explain_text(line, shared_index())
-            from rich.console import Console
-            from rich.markdown import Markdown
+            from explainer.render.terminal import print_markdown
 
-            Console(file=sys.stdout).print(Markdown(answer_markdown(answer, shared_index(), lang=lang)))
+            print_markdown(answer_markdown(answer, shared_index(), lang=lang), sys.stdout)
             return
         exc = getattr(sys, "last_value", None)
         if exc is None:
