@@ -843,3 +843,21 @@ def test_a_warning_printed_on_the_way_does_not_answer_a_native_crash(index):
     assert alone.matches and alone.matches[0].id == "hf-weights-newly-initialized"
     crash = warning + "step 0\nLLVM ERROR: Failed to infer result type(s).\nzsh: abort      python train.py\n"
     assert all(m.id != "hf-weights-newly-initialized" for m in explain_text(crash, index, budget=None).matches)
+
+
+def test_the_older_releases_wordings_of_curated_errors(index):
+    """Wordings of other releases, confirmed in their sources (data/torchhistory: rnn.py's check_input
+    in 2.2.2-2.10.0; torch/_dynamo/utils.py's run_node in 2.7 and 2.9), reach the curated entry."""
+    from explainer.match.explain import explain_text
+
+    cases = {
+        "ValueError: input must have the type torch.float32, got type torch.float64": "rnn-input-dtype",
+        "torch._dynamo.exc.TorchRuntimeError: Dynamo failed to run FX node with fake tensors: call_function "
+        "<built-in function add>(*(FakeTensor(..., size=(2,)), FakeTensor(..., size=(3,))), **{}): got "
+        "RuntimeError('The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0')": (
+            "dynamo-fake-tensor-error"
+        ),
+    }
+    for text, want in cases.items():
+        got = explain_text(text, index, budget=None).matches
+        assert got and got[0].id == want, (text[:40], got[:2])
