@@ -456,3 +456,23 @@ def test_a_wrapped_line_is_not_joined_onto_an_exception_line_of_its_own():
 
     wrapped = ["a" * 79 + "b", "c" * 80, "d" * 80, "ValueError: next record"]
     assert _unwrap_terminal(wrapped) == ["a" * 79 + "b" + "c" * 80 + "d" * 80, "ValueError: next record"]
+
+
+def test_an_error_quoted_in_prose_beats_a_templates_placeholder_line():
+    p = parse_text(
+        "### Error logs\n\n# Error messages and logs here please\n\n### What happened\n"
+        'I only get "The size of tensor a (0) must match the size of tensor b (3) at non-singleton dimension 1" '
+        "when I train.\n"
+    )
+    assert p.message == "The size of tensor a (0) must match the size of tensor b (3) at non-singleton dimension 1"
+
+
+def test_a_cpp_frame_line_is_never_the_message():
+    """torch 1.3 and older print the message, then c10's frames, without a Python type line."""
+    p = parse_text(
+        "invalid argument 0: Sizes of tensors must match except in dimension 0. Got 3 and 1 in dimension 1 "
+        "at /pytorch/aten/src/TH/generic/THTensor.cpp:689\n"
+        "frame #0: c10::Error::Error(c10::SourceLocation, std::string const&) + 0x33 (0x7f3 in libc10.so)\n"
+        "frame #1: at::native::cat(c10::ArrayRef<at::Tensor>, long) + 0x1 (0x7f in libcaffe2.so)\n"
+    )
+    assert p.message.startswith("invalid argument 0: Sizes of tensors must match")

@@ -63,15 +63,23 @@ _WEAK = Lazy(r"\b(?:not|no|only|instead|freed|requires?|should|while|because)\b"
 _SHAPEISH = Lazy(r"\d\s*+x\s*+\d|\[\d++(?:, \d++)*+\]|torch\.\w|cuda|tensor")
 
 
+# a bug template's placeholder ("# Error messages and logs here please") is no message
+_PLACEHOLDER = Lazy(r"\b(?:logs? here|messages? here|here please|goes here|paste (?:it |them |the \w+ )?here)\b")
+# an error quoted inside a poster's sentence: I only get "The size of tensor a (0) must match ..."
+_QUOTED = Lazy(r"\"([^\"\n]{20,500}+)\"|“([^“”\n]{20,500}+)”|`([^`\n]{20,500}+)`")
+
+
 def _error_score(line: str) -> float:
-    if line == "python-BaseException":
-        return -10.0
+    if line == "python-BaseException" or line.startswith("frame #"):
+        return -10.0  # (a C++ frame line: "frame #0: c10::Error::Error(...)")
     low = line.lower()
     score = len(_ERRORISH.findall(low)) * 2.0 + len(_WEAK.findall(low)) - len(_CHATTY.findall(low)) * 3.0
     if _SHAPEISH.search(low):
         score += 1.0
     if line.endswith((":", "：")) and not line.isascii() and _chinese_prose(line):
         score -= 3.0  # the poster's lead-in to what follows ("直接段错误退出了，什么报错信息都没有：")
+    if _PLACEHOLDER.search(low):
+        score -= 6.0
     return score
 
 
@@ -90,13 +98,20 @@ def _fallback_message(lines: list[str]) -> str | None:
     numbered = [(k, _unwrap(l.strip())) for k, l in enumerate(lines) if l.strip()][-60:]
     if not numbered:
         return None
-    best, best_score = None, float("-inf")
+    best, best_score, quoted = None, float("-inf"), None
     for k, l in numbered:
         sc = _error_score(l)
         if len(l) > 12 and sc >= best_score:
-            best, best_score = k, sc
+            best, best_score, quoted = k, sc, None
+        if '"' in l or "“" in l or "`" in l:  # the error a sentence quotes, without the sentence
+            for m in _QUOTED.finditer(l[:2000]):
+                q = next(g for g in m.groups() if g is not None).strip()
+                if q != l and _error_score(q) > max(best_score, 0):
+                    best, best_score, quoted = k, _error_score(q), q
     if best is None:
         return numbered[-1][1]
+    if quoted is not None:
+        return quoted
     out = [_unwrap(lines[best].strip())]
     for nxt in lines[best + 1 : best + MAX_MESSAGE_LINES]:
         s = nxt.strip()
