@@ -182,3 +182,44 @@ def history(lib: str, kind: str, item: str) -> History | None:
     known = rec.get("known", {}).get(kind)  # the releases whose ``kind`` could be read, in order
     releases = [rec["releases"][i] for i in known] if known else rec["releases"]
     return History(lib, releases, rec[kind][item])
+
+
+_BARE: dict[str, dict[str, list[str]]] = {}  # lib -> callable's last name -> its qualified names
+# decorators that may take keywords the signature lacks (transformers' deprecate_kwarg, the hub's
+# validate_hf_hub_args, ...), as libraries name them; others (lightning's _defaults_from_env_vars) do not
+_TRANSLATES = re.compile(r"deprecat|kwarg|validat|renam|legacy|alias", re.I)
+
+
+def _decorators(lib: str, key: str, params: dict) -> list[str]:
+    prefix = f"{key}:@"
+    return [item[len(prefix) :] for item in params if item.startswith(prefix)]
+
+
+def param_history(callee: str, kw: str) -> list[tuple[str, History]]:
+    """The libraries whose indexed releases know the callable ``callee`` ("Accelerator.__init__",
+    "hf_hub_download", or a method's bare name as Python before 3.10 prints it) and the history of
+    its keyword argument ``kw`` there (``data/names.json.gz``'s ``params``), where some indexed
+    release of that callable lacks the argument (added or removed: a matter of versions)."""
+    out = []
+    for lib, rec in names().items():
+        params = rec.get("params")
+        if not params:
+            continue
+        if "." in callee or f"{callee}:" in params:
+            keys = [callee]
+        else:  # a bare name: the methods of that name (__init__ alone says nothing)
+            if lib not in _BARE:
+                table: dict[str, list[str]] = {}
+                for item in params:
+                    if item.endswith(":"):
+                        table.setdefault(item[:-1].rsplit(".", 1)[-1], []).append(item[:-1])
+                _BARE[lib] = table
+            keys = _BARE[lib].get(callee, []) if callee != "__init__" else []
+        for key in keys:
+            if f"{key}:**" in params or any(_TRANSLATES.search(d) for d in _decorators(lib, key, params)):
+                continue  # its signature does not say which keywords a release rejects
+            h = history(lib, "params", f"{key}:{kw}")
+            whole = history(lib, "params", f"{key}:")
+            if h and whole and (h.first != whole.first or h.last != whole.last or len(h.ranges) > 1):
+                out.append((lib, h))
+    return out

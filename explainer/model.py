@@ -73,9 +73,10 @@ class Signal(Record):
     text: str
 
 
-# signal kinds the parser derives from what it read, not from one line's words: an entry's signal
-# "@own_package" is met by the parser's signal of that kind
-NAMED_SIGNALS = frozenset({"own_package", "crash", "cpp_type"})
+# signal kinds derived from what was read, not from one line's words: an entry's signal "@own_package"
+# is met by the parser's signal of that kind; "@library_kwarg" by the matcher (a keyword argument that
+# some releases of a library's callable take and others do not: data/names.json.gz)
+NAMED_SIGNALS = frozenset({"own_package", "crash", "cpp_type", "library_kwarg"})
 
 
 class Other(Record):

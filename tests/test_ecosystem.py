@@ -199,3 +199,25 @@ def test_a_plain_python_error_in_the_users_code_is_pythons(case, index):
 )
 def test_who_raised_a_python_exception(paste, who, index):
     assert answer_json(explain_text(paste, index, budget=None), index)["raised_by"] == who
+
+
+def test_another_librarys_option_names_that_library_and_its_releases(index):
+    """accelerate dropped Accelerator(logging_dir=) in 0.20.0 (read in its wheels): the family's entry
+    answers, the answer says accelerate raised it and which releases took the option."""
+    paste = "TypeError: Accelerator.__init__() got an unexpected keyword argument 'logging_dir'"
+    out = answer_json(explain_text(paste, index, budget=None), index)
+    assert out["matches"][0]["id"] == "transformers-training-args-removed-kwarg"
+    assert out["raised_by"] == {"kind": "library", "library": "accelerate"}
+    assert any("accelerate up to 0.19.0" in n and "removed in 0.20.0" in n for n in out["notes"]), out["notes"]
+    assert out["matches"][0]["causes"][0]["id"] == "other-library-option"
+    # transformers' own option keeps transformers and its own cause
+    own = answer_json(
+        explain_text(
+            "TypeError: TrainingArguments.__init__() got an unexpected keyword argument 'evaluation_strategy'",
+            index,
+            budget=None,
+        ),
+        index,
+    )
+    assert own["raised_by"] == {"kind": "library", "library": "transformers"}
+    assert own["matches"][0]["causes"][0]["id"] == "removed-option"

@@ -126,3 +126,65 @@ def test_no_release_fact_where_the_data_does_not_know():
         release_notes(parse_text("ImportError: cannot import name 'helper' from 'mytools' (/home/u/mytools.py)")) == []
     )
     assert release_notes(parse_text("KeyError: 'label'")) == []  # a KeyError outside transformers' mapping
+
+
+def test_callables_and_their_keywords():
+    src = (
+        "class Args:\n    lr: float = 1e-3\n    _private: int = 0\n    mode: ClassVar[str] = 'x'\n"
+        "class Trainer:\n    @deprecate_kwarg('tokenizer', new_name='processing_class')\n"
+        "    def __init__(self, model, processing_class=None): ...\n"
+        "    @staticmethod\n    def evaluate(data, *, batch=8): ...\n    def _hidden(self, x): ...\n"
+        "def load(path, **kwargs): ...\ndef _internal(a): ...\n"
+    )
+    got = set(nb.callables(src))
+    assert {"Args.__init__:", "Args.__init__:lr"} <= got and "Args.__init__:mode" not in got
+    # a decorator may still take an old keyword, **kwargs takes any: the signature does not say which it rejects
+    assert {"Trainer.__init__:@deprecate_kwarg", "Trainer.__init__:model", "Trainer.__init__:processing_class"} <= got
+    assert {"Trainer.evaluate:data", "Trainer.evaluate:batch", "load:**"} <= got
+    assert not any(k.startswith(("_internal", "Trainer._hidden")) or k.endswith(":self") for k in got)
+
+
+def test_keyword_facts_of_the_shipped_data():
+    """Read from each release's wheel: TrainingArguments' evaluation_strategy is gone from 4.51.0 on
+    (the entry says the same from the wheels), lightning's Trainer lost gpus= in 2.0.0."""
+    (lib, h), *_ = facts.param_history("TrainingArguments.__init__", "evaluation_strategy")
+    assert lib == "transformers" and h.removed_in == "4.51.0"
+    (lib, h), *_ = facts.param_history("Trainer.__init__", "gpus")
+    assert lib == "lightning" and h.removed_in == "2.0.0"
+    assert facts.param_history("Accelerator.__init__", "kwargs_handler") == []  # a typo: no release has it
+    assert facts.param_history("__init__", "project_dir") == []  # a bare __init__ names no callable
+
+
+@pytest.mark.parametrize(
+    "paste, lib, says",
+    [
+        (  # accelerate older than the code (https://github.com/bmaltais/kohya_ss/issues/1198)
+            "TypeError: Accelerator.__init__() got an unexpected keyword argument 'project_dir'",
+            "accelerate",
+            "exists from accelerate",
+        ),
+        (  # Python before 3.10 names no class: the failing line's call does
+            'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n'
+            "    trainer = Trainer(gpus=1, max_epochs=3)\n"
+            "TypeError: __init__() got an unexpected keyword argument 'gpus'\n",
+            "pytorch-lightning",
+            "removed in 2.0.0",
+        ),
+    ],
+)
+def test_a_keyword_a_librarys_releases_differ_on_is_that_librarys_api_change(paste, lib, says):
+    from explainer.advise.environment import release_notes
+    from explainer.match.origin import from_paste
+
+    parsed = parse_text(paste)
+    assert from_paste(parsed) == {"kind": "library", "library": lib}
+    text = " ".join(n["en"] for n in release_notes(parsed))
+    assert says in text, text
+
+
+def test_a_keyword_no_release_takes_is_no_library_fact():
+    from explainer.advise.environment import release_notes
+    from explainer.match.origin import from_paste
+
+    parsed = parse_text("TypeError: Accelerator.__init__() got an unexpected keyword argument 'kwargs_handler'")
+    assert release_notes(parsed) == [] and from_paste(parsed)["kind"] != "library"

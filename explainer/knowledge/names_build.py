@@ -76,6 +76,130 @@ def exported_names(source: str) -> list[str]:
     return sorted(n for n in names if not n.startswith("__") or n == "__version__")
 
 
+# the modules that define what users pass keyword options to (the configs, trainers, loaders and
+# hub calls whose options come and go between releases); read in every indexed release
+PARAM_MODULES = {
+    "transformers": (
+        "transformers/training_args.py",
+        "transformers/training_args_seq2seq.py",
+        "transformers/trainer.py",
+        "transformers/trainer_seq2seq.py",
+        "transformers/tokenization_utils_base.py",
+        "transformers/generation/configuration_utils.py",
+        "transformers/pipelines/__init__.py",
+    ),
+    "accelerate": ("accelerate/accelerator.py",),
+    "huggingface_hub": (
+        "huggingface_hub/file_download.py",
+        "huggingface_hub/_snapshot_download.py",
+        "huggingface_hub/hf_api.py",
+    ),
+    "peft": ("peft/tuners/lora.py", "peft/tuners/lora/config.py", "peft/peft_model.py", "peft/mapping.py"),
+    "lightning": ("pytorch_lightning/trainer/trainer.py",),
+    "sentence_transformers": ("sentence_transformers/SentenceTransformer.py",),
+    "diffusers": ("diffusers/pipelines/pipeline_utils.py",),
+}
+
+
+_PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod", "property", "abstractmethod", "overload", "wraps"})
+
+
+def _arg_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """The keyword-able parameters, and marks: ``**`` when the callable takes ``**kwargs`` (any
+    keyword passes its signature) and ``@name`` for each decorator that wraps it (one may take
+    keywords the signature lacks: an old name it still translates)."""
+    a = fn.args
+    out = [x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs) if x.arg not in ("self", "cls")]
+    if a.kwarg is not None:
+        out.append("**")
+    for d in fn.decorator_list:
+        name = ast.unparse(d.func if isinstance(d, ast.Call) else d).rsplit(".", 1)[-1]
+        if name not in _PLAIN_DECORATORS:
+            out.append("@" + name)
+    return out
+
+
+def callables(source: str) -> list[str]:
+    """The public callables a module defines and the keyword arguments each accepts, as
+    ``"Name.__init__:arg"`` (a class: its ``__init__``, or a dataclass's fields), ``"Name.method:arg"``
+    and ``"function:arg"``, plus ``"Name.__init__:"`` for the callable itself (so a release that has
+    the callable but not the argument is told apart from one that lacks both)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    out: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("_"):
+            out.update([f"{node.name}:", *(f"{node.name}:{a}" for a in _arg_names(node))])
+        elif isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+            init = None
+            fields = []
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    if item.name == "__init__":
+                        init = item
+                    elif not item.name.startswith("_"):
+                        key = f"{node.name}.{item.name}"
+                        out.update([f"{key}:", *(f"{key}:{a}" for a in _arg_names(item))])
+                elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                    if not item.target.id.startswith("_") and "ClassVar" not in ast.unparse(item.annotation):
+                        fields.append(item.target.id)
+            args = _arg_names(init) if init else fields
+            if init or fields:
+                out.update([f"{node.name}.__init__:", *(f"{node.name}.__init__:{a}" for a in args)])
+    return sorted(out)
+
+
+def _index_files(dist: str) -> dict[str, str]:
+    """File name -> URL of every file the index holds for ``dist`` (its simple API, read once)."""
+    import urllib.request
+
+    from explainer.knowledge.libsites_build import SIMPLE
+
+    name = re.sub(r"[-_.]+", "-", dist).lower()
+    req = urllib.request.Request(SIMPLE.format(name=name), headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    with urllib.request.urlopen(req, timeout=120) as r:
+        return {f["filename"]: f["url"] for f in json.load(r)["files"]}
+
+
+def fetch_params(cache: Path, only: list[str] | None = None) -> None:
+    """For every release the names data indexes (``names-raw.json``: the same wheel files), the
+    callables of :data:`PARAM_MODULES` and their keyword arguments, into ``params-raw.json``."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    raw = json.loads((cache / "names-raw.json").read_text())
+    out_path = cache / "params-raw.json"
+    out = json.loads(out_path.read_text()) if out_path.exists() else {}
+    for lib, paths in PARAM_MODULES.items():
+        if only and lib not in only or lib not in raw:
+            continue
+        urls = _index_files(LIBRARIES[lib][0])
+        done = out.setdefault(lib, {})
+        todo = [v for v in raw[lib] if v not in done]
+
+        def one(v: str, lib=lib, paths=paths, urls=urls):
+            rec = raw[lib][v]
+            url = urls.get(rec["file"])
+            if not url:
+                return v, None
+            entries = zip_directory(url)
+            found: set[str] = set()
+            for path in paths:
+                if path in entries:
+                    found.update(callables(zip_read(url, entries[path]).decode("utf-8", "replace")))
+            return v, {"file": rec["file"], "sha256": rec["sha256"], "params": sorted(found)}
+
+        with ThreadPoolExecutor(8) as pool:
+            for v, rec in pool.map(one, todo):
+                if rec is None:
+                    print(f"{lib} {v}: file not on the index", file=sys.stderr)
+                    continue
+                done[v] = rec
+                print(f"{lib} {v}: {len(rec['params'])} callables and arguments", file=sys.stderr)
+        out_path.write_text(json.dumps(out, sort_keys=True))
+
+
 def model_types(source: str) -> list[str]:
     """transformers' model types: the keys of ``CONFIG_MAPPING_NAMES`` (``OrderedDict`` of string
     pairs, from 4.10; ``models/auto/auto_mappings.py`` from 5.x, with more added by
@@ -196,18 +320,23 @@ def _ranges(indexes: list[int]) -> list[list[int]]:
 UNREADABLE_SHARE = 0.5  # a release whose __init__ yields under half the names of the releases before it
 
 
-def build(raw: dict) -> dict:
+def build(raw: dict, params: dict | None = None) -> dict:
     """The data file's content (a pure function of the fetched answers).
 
     A release whose ``__init__.py`` builds its exports at run time (transformers from 4.5x reads
     them from its files) shows far fewer names than the releases before it: its names are unknown,
     not removed, and that release is left out of the names' axis (``known``)."""
     libs = {}
+    raw = {lib: {v: dict(rec) for v, rec in rels.items()} for lib, rels in raw.items()}
+    for lib, rels in (params or {}).items():  # the keyword arguments, read from the same wheel files
+        for v, rec in rels.items():
+            if v in raw.get(lib, {}) and raw[lib][v]["sha256"] == rec["sha256"]:
+                raw[lib][v]["params"] = rec["params"]
     for lib in sorted(raw):
         rels = sorted(raw[lib], key=_version_key)
         if not rels:
             continue
-        known: dict[str, list[int]] = {kind: [] for kind in ("modules", "names", "model_types")}
+        known: dict[str, list[int]] = {kind: [] for kind in ("modules", "names", "model_types", "params")}
         most = 0
         for i, v in enumerate(rels):
             rec = raw[lib][v]
@@ -233,16 +362,17 @@ def build(raw: dict) -> dict:
             **{kind: {k: _ranges(ix) for k, ix in sorted(t.items())} for kind, t in tables.items() if t},
         }
     return {
-        "about": "Modules, exported names and (transformers) model types per release, read from each "
-        "release's wheel; rebuild: python -m explainer.knowledge.names_build fetch --cache DIR && "
-        "python -m explainer.knowledge.names_build build --cache DIR",
+        "about": "Modules, exported names, (transformers) model types and the keyword arguments of the "
+        "callables users configure, per release, read from each release's wheel; rebuild: python -m "
+        "explainer.knowledge.names_build fetch --cache DIR && python -m explainer.knowledge.names_build "
+        "fetch-params --cache DIR && python -m explainer.knowledge.names_build build --cache DIR",
         "libraries": libs,
     }
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m explainer.knowledge.names_build")
-    ap.add_argument("step", choices=("fetch", "build"))
+    ap.add_argument("step", choices=("fetch", "fetch-params", "build"))
     ap.add_argument("--cache", type=Path, required=True)
     ap.add_argument("--only", nargs="*", help="fetch only these libraries")
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[2] / "data" / "names.json.gz")
@@ -250,7 +380,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.step == "fetch":
         fetch(args.cache, args.only)
         return 0
-    data = build(json.loads((args.cache / "names-raw.json").read_text()))
+    if args.step == "fetch-params":
+        fetch_params(args.cache, args.only)
+        return 0
+    params = args.cache / "params-raw.json"
+    data = build(
+        json.loads((args.cache / "names-raw.json").read_text()),
+        json.loads(params.read_text()) if params.exists() else None,
+    )
     blob = json.dumps(data, separators=(",", ":"), sort_keys=True).encode()
     with open(args.out, "wb") as f:  # mtime 0: the same input gives the same bytes
         with gzip.GzipFile(fileobj=f, mode="wb", mtime=0, filename="") as gz:

@@ -599,6 +599,8 @@ class Matcher:
         hits: dict[str, Reason] = {}
         for eid, kind in self.named_signals:
             said = next((s.text for s in parsed.signals if s.kind == kind), None)
+            if said is None and kind == "library_kwarg":
+                said = _library_kwarg(parsed)
             if said is not None:
                 hits.setdefault(eid, Reason("signal", line=said[:80]))
         if not self.signal_rx:
@@ -714,6 +716,16 @@ class Matcher:
                 if self.entries[eid]["wraps"]:
                     v.score *= WRAPPER_PENALTY
                     v.reasons.append(Reason("wrapper"))
+
+
+def _library_kwarg(parsed: Parsed) -> str | None:
+    """The matcher's own named signal: a keyword argument a library's releases differ on."""
+    if "unexpected keyword argument" not in (parsed.message or ""):
+        return None
+    from explainer.match.origin import library_kwarg
+
+    found = library_kwarg(parsed)
+    return f"{found[0]}: {found[1]}({found[2]}=...)" if found else None
 
 
 def _crashed(parsed: Parsed) -> bool:

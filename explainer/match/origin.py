@@ -190,6 +190,9 @@ def from_paste(parsed, raised_at=()) -> dict:
         dists = distributions_of(m.group(1).split(".", 1)[0])
         if dists and dists[0] != "torch":
             return who("library", dists[0])  # a name the installed release of a package does not offer
+    owner = kwarg_library(parsed) if "unexpected keyword argument" in (parsed.message or "") else None
+    if owner:  # a library's callable got an option it does not take: its API, not the user's Python
+        return who("library", owner)
     in_stdlib = False  # the innermost frames are the standard library's (json, subprocess, ...)
     user = None  # the innermost frame outside an installed package and the standard library
     for f in reversed(parsed.frames):
@@ -219,6 +222,76 @@ def from_paste(parsed, raised_at=()) -> dict:
     elif not parsed.frames and (exc in ("NameError", "UnboundLocalError") or _NAME_NOT_DEFINED.search(message)):
         return who("python")  # only the interpreter says a name is not defined
     return who(None)
+
+
+_KWARG = Lazy(
+    r"(?:^|[\s(.])((?:[A-Za-z_]\w{0,100}\.){0,3}[A-Za-z_]\w{0,100})\(\) got an unexpected keyword argument '(\w{1,100})'"
+)
+
+
+def library_kwarg(parsed) -> tuple | None:
+    """(library, callable, keyword, its History) when the paste's ``TypeError`` is a keyword argument
+    that some releases of a library's callable take and others do not (``data/names.json.gz``):
+    an API that changed between releases, not a slip in the user's own code. Python before 3.10
+    names only ``__init__()``: then the callable is the one the failing line calls with that keyword."""
+    if not (parsed.exc_type or "TypeError").endswith("TypeError"):
+        return None
+    m = _KWARG.search((parsed.message or "")[:1000])
+    if not m:
+        return None
+    callee, kw = m.group(1), m.group(2)
+    if callee == "__init__" or "." not in callee:
+        called = _called_with(parsed, kw)
+        if called and callee == "__init__":
+            callee = f"{called}.__init__" if called[:1].isupper() else called
+        elif called and callee == called:
+            callee = called
+    from explainer.facts import param_history
+
+    found = param_history(callee, kw)
+    if not found:
+        return None
+    lib, h = found[0]
+    return lib, callee, kw, h
+
+
+def kwarg_library(parsed) -> str | None:
+    """The library whose callable an unexpected-keyword ``TypeError`` names: one whose releases differ
+    on that keyword, else the one library whose releases export that class name, a distinctive one
+    (``TrainingArguments``: transformers; ``Trainer`` is transformers' and lightning's, ``Config`` may be
+    the user's own: none)."""
+    found = library_kwarg(parsed)
+    from explainer.facts import names
+
+    if found:
+        return names()[found[0]].get("distribution", found[0])
+    m = _KWARG.search((parsed.message or "")[:1000])
+    name = m.group(1).split(".", 1)[0] if m else ""
+    if sum(c.isupper() for c in name) < 2:
+        return None  # a plain name ("Config", "load") may as well be the user's own
+    owners = [rec.get("distribution", lib) for lib, rec in names().items() if name in rec.get("names", {})]
+    return owners[0] if len(owners) == 1 else None
+
+
+def _called_with(parsed, kw: str) -> str | None:
+    """The name the failing line (the innermost frame with code) calls with keyword ``kw``."""
+    import ast
+
+    code = next((f.code for f in reversed(parsed.frames) if f.code), None)
+    if not code or f"{kw}=" not in code:
+        return None
+    text = code.strip()[:2000]
+    for tail in ("", ")", "))", ")))"):  # a call whose arguments go on past the line shown
+        try:
+            tree = ast.parse(text + tail)
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and any(k.arg == kw for k in node.keywords):
+                f = node.func
+                return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+        return None
+    return None
 
 
 def _asserts(exc: str, frame) -> bool:
