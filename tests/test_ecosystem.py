@@ -195,6 +195,18 @@ def test_a_plain_python_error_in_the_users_code_is_pythons(case, index):
         ("# name 'model' is not defined", {"kind": "python", "library": None}),
         # a module whose sys.modules entry is None: its import failed or was blocked
         ("ImportError: import of wandb halted; None in sys.modules", {"kind": "environment", "library": "wandb"}),
+        # a compiled part of an installed package that does not load is that package's build
+        (
+            "ImportError: /usr/lib/python3/site-packages/torchvision/_C.so: undefined symbol: "
+            "_ZN3c106detail19maybe_wrap_dim_slowEllb",
+            {"kind": "environment", "library": "torchvision"},
+        ),
+        (  # https://github.com/HannesStark/EquiBind/issues/8
+            "/opt/dgl/src/runtime/tensordispatch.cc:43: TensorDispatcher: dlopen failed: /home/u/.conda/envs/e/lib/"
+            "python3.8/site-packages/dgl/tensoradapter/pytorch/libtensoradapter_pytorch_1.10.2.so: cannot open "
+            "shared object file: No such file or directory",
+            {"kind": "environment", "library": "dgl"},
+        ),
     ],
 )
 def test_who_raised_a_python_exception(paste, who, index):

@@ -293,3 +293,29 @@ def test_a_toml_addresses_fence_names_the_causes_of_a_prose_fix(tmp_path):
     bad.write_text(text.replace('causes = ["no-visible-gpu"]', "causes = 3"), encoding="utf-8")
     problems = "\n".join(lint_entry(read_entry(bad), {e.stem for e in KB.glob("*.md")}))
     assert "### expose-the-gpu: 'toml addresses' needs causes" in problems
+
+
+def test_search_finds_what_users_mean_in_their_words():
+    """Queries as users type them, in both languages (tests/fixtures/search/queries.jsonl, written for
+    this test: colloquial Chinese, English paraphrases, message fragments): the entry in the first three."""
+    import json
+
+    from explainer.knowledge.index import open_index
+
+    from .conftest import FIXTURES
+
+    index = open_index()
+    rows = [
+        json.loads(line) for line in (FIXTURES / "search" / "queries.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    top1 = top3 = 0
+    misses = []
+    for r in rows:
+        got = [x["id"] for x in index.search(r["q"], limit=3)]
+        top1 += bool(got) and got[0] in r["want"]
+        top3 += any(g in r["want"] for g in got)
+        if not any(g in r["want"] for g in got):
+            misses.append((r["q"], got))
+    assert len(rows) >= 24
+    assert top3 >= len(rows) - 1, misses
+    assert top1 >= len(rows) * 0.6, top1

@@ -180,14 +180,13 @@ def release_notes(parsed, *, local: bool = False) -> list[dict]:
         h = history(lib, "names", name) if lib else None
         if lib and h:
             return _history_notes(h, _dist(lib), f"`{module}.{name}`", local)
-    if exc in ("TypeError", "") and "unexpected keyword argument" in message:
-        from explainer.match.origin import library_kwarg
+    if "unexpected keyword argument" in message or "has no attribute" in message:
+        from explainer.match.origin import api_change
 
-        found = library_kwarg(parsed)
-        if found:
-            lib, callee, kw, h = found
-            shown = callee[: -len(".__init__")] if callee.endswith(".__init__") else callee
-            return _history_notes(h, _dist(lib), f"`{shown}({kw}=...)`", local)
+        changed = api_change(parsed)
+        if changed:
+            lib, what, h = changed
+            return _history_notes(h, _dist(lib), what, local)
     frames = " ".join(f.file or "" for f in parsed.frames[-6:])
     m = _MODEL_TYPE.search(message.strip())
     if m and ("model type" in message or (exc == "KeyError" and "configuration_auto" in frames)):

@@ -1,8 +1,8 @@
 """The SQLite index: built from ``kb/`` with sqlite-utils, read with the standard ``sqlite3``.
 
 Tables: ``entries`` (one row per entry, its rendered parts as JSON), ``patterns`` (one row per message
-pattern), ``search`` (one row per entry and language, with a full-text index where Chinese runs are
-stored as bigrams so that two-character queries such as 标量 work), ``meta`` (the fingerprint of the
+pattern), ``search`` (one row per entry and language: its fields' words, Chinese runs as bigrams so
+that two-character queries such as 标量 work; :mod:`explainer.knowledge.search` ranks them), ``meta`` (the fingerprint of the
 kb files it was built from). Reading imports neither sqlite-utils nor markdown-it: the hot path of
 ``tbx explain --json`` costs one ``sqlite3`` connection.
 """
@@ -15,16 +15,17 @@ import sqlite3
 import sys
 
 from explainer.model import IndexError_  # the surfaces import it from here too
-from explainer.normalize import cjk_bigrams
 
 TYPE_CHECKING = False  # the annotations are strings: typing is not imported at run time
 if TYPE_CHECKING:
+    from explainer.knowledge.search import SearchIndex
     from explainer.match.matcher import Matcher
 
 SCHEMA_VERSION = (
-    "16"  # 6: fixes and causes for the answer; 7: template regexes compiled linear; 9: head_share; 10: pieces;
+    "17"  # 6: fixes and causes for the answer; 7: template regexes compiled linear; 9: head_share; 10: pieces;
     # 11: the start-up blob holds each pattern's entry and words only, the rows are read when needed;
-    # 12: it holds the matcher's word table, built once; 13: each entry's raised_by; 14-16: quoted words
+    # 12: it holds the matcher's word table, built once; 13: each entry's raised_by; 14-16: quoted words;
+    # 17: search rows hold each field's terms, meta the document frequencies
 )
 _JSON_COLUMNS = ("exception_types", "frames", "signals", "excludes", "raised_by")
 
@@ -173,6 +174,7 @@ def _count_patterns(path) -> int:
 def _write(entries, tmp, kb_dir, fp) -> None:
     import sqlite_utils
 
+    from explainer.knowledge.search import document_frequencies, field_terms
     from explainer.normalize import normalize
     from explainer.patterns import literal_text, pattern_features, to_regex
 
@@ -229,9 +231,13 @@ def _write(entries, tmp, kb_dir, fp) -> None:
                     "entry_id": e.id,
                     "lang": lang,
                     "title": m.get("title", {}).get(lang, ""),
-                    "tokens": cjk_bigrams("\n".join(parts)),
-                    "key": cjk_bigrams(key),
                     "body": "\n".join(parts[1:]),
+                    **{
+                        f"{name}_terms": text
+                        for name, text in field_terms(
+                            m.get("title", {}).get(lang, ""), key, parts[1], "\n".join(parts[2:])
+                        ).items()
+                    },
                 }
             )
     # what the matcher loads on every start, as one JSON value: the entries, each pattern's entry, and
@@ -255,13 +261,18 @@ def _write(entries, tmp, kb_dir, fp) -> None:
     db.table("patterns").insert_all([{**p, "features": json.dumps(p["features"], ensure_ascii=False)} for p in pats])
     db.table("patterns").create_index(["entry_id"])
     db.table("search").insert_all(docs)
-    db.table("search").enable_fts(["tokens", "key"], tokenize="unicode61 remove_diacritics 2", create_triggers=False)
+    search_df = json.dumps(
+        document_frequencies({k[: -len("_terms")]: v for k, v in d.items() if k.endswith("_terms")} for d in docs),
+        ensure_ascii=False,
+        sort_keys=True,
+    )
     db.table("meta").insert_all(
         [
             {"key": "schema", "value": SCHEMA_VERSION},
             {"key": "fingerprint", "value": fp},
             {"key": "content", "value": content_hash(kb_dir)},
             {"key": "matcher", "value": matcher_blob},
+            {"key": "search_df", "value": search_df},
         ],
         pk="key",
     )
@@ -285,6 +296,7 @@ class Index:
         self._patterns: list[tuple] | None = None
         self._docs: dict[str, dict] = {}
         self._matcher: Matcher | None = None
+        self._search: SearchIndex | None = None  # read on the first search
 
     _PATTERN_COLUMNS = "entry_id, idx, pattern, regex, normalized, features"
 
@@ -388,41 +400,21 @@ class Index:
         ]
 
     def search(self, query: str, *, lang: str = "both", limit: int = 10) -> list[dict]:
-        """Full-text search over titles, summaries, explanations, causes, fixes and messages."""
-        import re
+        """The entries for what a user types, best first (:mod:`explainer.knowledge.search`)."""
+        if self._search is None:
+            from explainer.knowledge.search import SearchIndex
 
-        terms = re.findall(r"[\w\u4e00-\u9fff]+", cjk_bigrams(query.lower()))
-        terms = [t for t in terms if t.strip()][:32]
-        if not terms:
-            return []
-        match = " ".join('"' + t.replace('"', "") + '"' for t in terms)
-        langs = ("en", "zh") if lang == "both" else (lang,)
-        sql = (
-            "select s.entry_id, s.lang, s.title, bm25(search_fts, 1.0, 4.0) as rank, "
-            "s.body "
-            "from search_fts join search s on s.rowid = search_fts.rowid "
-            f"where search_fts match ? and s.lang in ({','.join('?' * len(langs))}) order by rank limit ?"
-        )
-        phrase = '"' + " ".join(t.replace('"', "") for t in terms) + '"'
-        rows = []
-        # the words as a phrase first (a pasted message fragment), then all of them, then any of them
-        for weight, q in ((1.0, phrase), (0.8, match), (0.6, " OR ".join(match.split(" ")))):
-            try:
-                found = self.conn.execute(sql, (q, *langs, limit * 2)).fetchall()
-            except sqlite3.OperationalError:
-                continue
-            top = max((-r[3] for r in found), default=1.0) or 1.0
-            rows += [(r[0], r[1], r[2], weight * min(1.0, -r[3] / top), r[4]) for r in found]
-            if len({r[0] for r in rows}) >= limit:
-                break
-        seen, out = set(), []
-        for entry_id, lg, title, score, body in rows:
+            rows = self.conn.execute(
+                "select entry_id, lang, title, body, key_terms, summary_terms, body_terms from search"
+            ).fetchall()
+            df = json.loads(self.conn.execute("select value from meta where key = 'search_df'").fetchone()[0])
+            self._search = SearchIndex(rows, df)
+        out, seen = [], set()
+        for entry_id, lg, title, score, body in self._search.search(query, lang=lang, limit=limit):
             if entry_id in seen:
                 continue
             seen.add(entry_id)
-            out.append(
-                {"id": entry_id, "title": title, "lang": lg, "score": round(score, 3), "snippet": _snippet(body, query)}
-            )
+            out.append({"id": entry_id, "title": title, "lang": lg, "score": score, "snippet": _snippet(body, query)})
             if len(out) >= limit:
                 break
         return out

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import fnmatch
 import gzip
 import json
 import re
@@ -48,6 +49,7 @@ LIBRARIES = {
     "tokenizers": ("tokenizers", "tokenizers", "0.10.0"),
     "safetensors": ("safetensors", "safetensors", "0.3.0"),
     "sentence_transformers": ("sentence-transformers", "sentence_transformers", "2.0.0"),
+    "gradio": ("gradio", "gradio", "3.30.0"),
 }
 
 
@@ -98,6 +100,8 @@ PARAM_MODULES = {
     "lightning": ("pytorch_lightning/trainer/trainer.py",),
     "sentence_transformers": ("sentence_transformers/SentenceTransformer.py",),
     "diffusers": ("diffusers/pipelines/pipeline_utils.py",),
+    # the UI components whose options and methods gradio 4 removed (Textbox(...).style())
+    "gradio": ("gradio/components.py", "gradio/components/*.py"),
 }
 
 
@@ -185,9 +189,9 @@ def fetch_params(cache: Path, only: list[str] | None = None) -> None:
                 return v, None
             entries = zip_directory(url)
             found: set[str] = set()
-            for path in paths:
-                if path in entries:
-                    found.update(callables(zip_read(url, entries[path]).decode("utf-8", "replace")))
+            for name in sorted(entries):
+                if any(fnmatch.fnmatchcase(name, path) for path in paths):
+                    found.update(callables(zip_read(url, entries[name]).decode("utf-8", "replace")))
             return v, {"file": rec["file"], "sha256": rec["sha256"], "params": sorted(found)}
 
         with ThreadPoolExecutor(8) as pool:

@@ -13,6 +13,9 @@ from explainer.textio import Lazy
 
 _PACKAGE = Lazy(r"(?:site|dist)-packages[\\/]+([A-Za-z_]\w{0,80})")
 _STDLIB = Lazy(r"[\\/]lib[\\/]+python3\.\d{1,2}[\\/]+(?!site-packages|dist-packages)[\w.-]{1,80}(?:[\\/]|\.py$)")
+_PATH_PARTS = Lazy(r"[\\/]+")
+# a shared object inside an installed package, in a loader's message (undefined symbol, dlopen failed)
+_SHARED_OBJECT = Lazy(r"(?:site|dist)-packages[\\/]+([A-Za-z_]\w{0,80})[\\/][^\s:'\"]{0,300}?\.(?:so|pyd|dll|dylib)\b")
 _MISSING = Lazy(r"No module named '([A-Za-z_][\w.]{0,200})'")
 _CANNOT_IMPORT = Lazy(r"cannot import name '\w{1,200}' from '([A-Za-z_][\w.]{0,200})'")
 _TOOLS = (  # a build tool's own failure line -> the tool
@@ -173,6 +176,9 @@ def from_paste(parsed, raised_at=()) -> dict:
                 return who("environment", tool or m.group(1))
     if native_site(parsed):
         return who("library", "MPSGraph")  # the process died inside Apple's graph compiler
+    m = _SHARED_OBJECT.search((parsed.message or "")[:2000])
+    if m:  # a compiled part of an installed package failed to load: that package's build
+        return who("environment", _distribution(m.group(1)))
     m = _MISSING.search((parsed.message or "")[:2000])
     if m and (parsed.exc_type or "ModuleNotFoundError").endswith(("ModuleNotFoundError", "ImportError")):
         from explainer.facts import distributions_of, library_of
@@ -193,6 +199,12 @@ def from_paste(parsed, raised_at=()) -> dict:
     owner = kwarg_library(parsed) if "unexpected keyword argument" in (parsed.message or "") else None
     if owner:  # a library's callable got an option it does not take: its API, not the user's Python
         return who("library", owner)
+    if "has no attribute" in (parsed.message or "")[:1000]:
+        changed = api_change(parsed)
+        if changed:  # a method or name one release of the library has and another does not
+            from explainer.facts import names
+
+            return who("library", names()[changed[0]].get("distribution", changed[0]))
     in_stdlib = False  # the innermost frames are the standard library's (json, subprocess, ...)
     user = None  # the innermost frame outside an installed package and the standard library
     for f in reversed(parsed.frames):
@@ -204,10 +216,13 @@ def from_paste(parsed, raised_at=()) -> dict:
             break
         in_stdlib = True
     module = (parsed.exc_type or "").rpartition(".")[0]
-    if module and not parsed.frames:  # pytorch_lightning.utilities.exceptions.MisconfigurationException
+    top = module.split(".", 1)[0]
+    # pytorch_lightning.utilities.exceptions.MisconfigurationException, without frames or with frames in
+    # a checkout of that package (a fork of vLLM run from its folder: vllm/engine/...)
+    if module and (not parsed.frames or any(top in _PATH_PARTS.split((f.file or "")[:1000]) for f in parsed.frames)):
         from explainer.facts import distributions_of
 
-        dists = distributions_of(module.split(".", 1)[0])
+        dists = distributions_of(top)
         if dists:
             return who("torch") if dists[0] == "torch" else who("library", dists[0])
     exc = (parsed.exc_type or "").rsplit(".", 1)[-1]
@@ -253,6 +268,45 @@ def library_kwarg(parsed) -> tuple | None:
         return None
     lib, h = found[0]
     return lib, callee, kw, h
+
+
+_OBJECT_ATTR = Lazy(r"'([A-Za-z_]\w{0,100})' object has no attribute '(\w{1,100})'")
+_MODULE_ATTR = Lazy(r"module '([A-Za-z_]\w{0,100})' has no attribute '(\w{1,100})'")
+
+
+def api_change(parsed) -> tuple | None:
+    """(library, what, History) when the paste's error is a name a library's releases differ on
+    (``data/names.json.gz``): a keyword argument of a callable (:func:`library_kwarg`), a method of a
+    class (``'Textbox' object has no attribute 'style'``: gradio 4 removed it) or a name of the
+    package (``module 'huggingface_hub' has no attribute 'cached_download'``); else None."""
+    message = (parsed.message or "")[:1000]
+    exc = (parsed.exc_type or "").rsplit(".", 1)[-1]
+    if "unexpected keyword argument" in message:
+        found = library_kwarg(parsed)
+        if found:
+            lib, callee, kw, h = found
+            shown = callee[: -len(".__init__")] if callee.endswith(".__init__") else callee
+            return lib, f"`{shown}({kw}=...)`", h
+        return None
+    if exc not in ("AttributeError", ""):
+        return None
+    from explainer.facts import history, library_of, names
+
+    m = _OBJECT_ATTR.search(message)
+    if m:
+        cls, attr = m.groups()
+        for lib in names():
+            h = history(lib, "params", f"{cls}.{attr}:")
+            if h and (h.removed_in or h.added_in):
+                return lib, f"`{cls}.{attr}()`", h
+        return None
+    m = _MODULE_ATTR.search(message)
+    if m:
+        lib = library_of(m.group(1))
+        h = history(lib, "names", m.group(2)) if lib else None
+        if lib and h and (h.removed_in or h.added_in):
+            return lib, f"`{m.group(1)}.{m.group(2)}`", h
+    return None
 
 
 def kwarg_library(parsed) -> str | None:
