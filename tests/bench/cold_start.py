@@ -1,7 +1,9 @@
 """Cold start of `tbx explain --json` against `python -c "import sqlite3, rapidfuzz"`, side by side.
 
 Runs both commands alternately (so drift on a shared machine hits both alike) and prints the medians
-and their ratio. Usage: python tests/bench/cold_start.py [PASTE] [--runs N]
+and their ratio. ``--terminal``: `tbx explain` (no --json) on a pseudo-terminal, as a user types it,
+so the answer is drawn with styles; the baseline runs on one too. Usage:
+python tests/bench/cold_start.py [PASTE] [--runs N] [--terminal]
 """
 
 from __future__ import annotations
@@ -22,11 +24,33 @@ def timed(cmd: list[str], stdin: bytes | None) -> float:
     return time.perf_counter() - t
 
 
+def timed_on_a_terminal(cmd: list[str], stdin: bytes | None = None) -> float:
+    """``cmd`` with its output on a pseudo-terminal (what a user's shell gives it), read to the end;
+    a paste goes in as a file argument (a terminal's stdin would be a prompt)."""
+    import os
+    import pty
+
+    t = time.perf_counter()
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execv(cmd[0], cmd)
+    while True:
+        try:
+            if not os.read(fd, 65536):
+                break
+        except OSError:
+            break
+    os.waitpid(pid, 0)
+    os.close(fd)
+    return time.perf_counter() - t
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("paste", nargs="?", default=str(HERE.parent / "fixtures" / "pastes" / "backward_flat_windows.txt"))
     ap.add_argument("--runs", type=int, default=21)
     ap.add_argument("--record", action="store_true", help="store the figures for the README (tests/bench/results.py)")
+    ap.add_argument("--terminal", action="store_true", help="`tbx explain` drawn on a pseudo-terminal, not --json")
     ap.add_argument(
         "--against", help="another checkout of the project: its `python -m explainer` is timed in the same loop"
     )
@@ -52,17 +76,23 @@ def main() -> None:
         if args.against
         else None
     )
-    timed(tbx, paste)  # build the index if it is stale, warm the file cache
+    run = timed
+    if args.terminal:  # as typed in a terminal: the paste as a file argument, the answer drawn
+        run = timed_on_a_terminal
+        tbx = [c for c in tbx if c != "--json"] + [args.paste]
+        paste = None
+    run(tbx, paste)  # build the index if it is stale, warm the file cache
     if other:
-        timed(other, paste)
+        run(other, paste)
     a, b, c = [], [], []
     for _ in range(args.runs):
-        b.append(timed(base, None))
-        a.append(timed(tbx, paste))
+        b.append(run(base, None))
+        a.append(run(tbx, paste))
         if other:
-            c.append(timed(other, paste))
+            c.append(run(other, paste))
     ma, mb = statistics.median(a), statistics.median(b)
-    print(f"tbx explain --json      median {ma * 1000:7.1f} ms  (runs {args.runs})")
+    what = "tbx explain (terminal)" if args.terminal else "tbx explain --json"
+    print(f"{what:23} median {ma * 1000:7.1f} ms  (runs {args.runs})")
     print(f"import sqlite3,rapidfuzz median {mb * 1000:7.1f} ms")
     print(f"ratio {ma / mb:.2f}")
     if other:
@@ -74,9 +104,10 @@ def main() -> None:
         figure = f"{ma * 1000:.1f} ms vs {mb * 1000:.1f} ms (ratio {ma / mb:.2f}; goal 1.5)"
         if other:
             figure += f"; the other version {mc * 1000:.1f} ms (this one / that one {ma / mc:.2f})"
+        shown = "`tbx explain` in a terminal (pty)" if args.terminal else "`tbx explain --json`"
         record(
-            "cold_start",
-            f'cold start, `tbx explain --json` vs `python -c "import sqlite3, rapidfuzz"`, alternating, {args.runs} runs',
+            "cold_start_terminal" if args.terminal else "cold_start",
+            f'cold start, {shown} vs `python -c "import sqlite3, rapidfuzz"`, alternating, {args.runs} runs',
             figure,
         )
 
