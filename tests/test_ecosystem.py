@@ -239,3 +239,21 @@ def test_another_librarys_option_names_that_library_and_its_releases(index):
     )
     assert own["raised_by"] == {"kind": "library", "library": "transformers"}
     assert own["matches"][0]["causes"][0]["id"] == "removed-option"
+
+
+def test_an_extensions_function_points_to_rebuilding_it(index):
+    """https://github.com/j-alex-hanson/speedy-splat/issues/1: the Gaussian rasterizer's compiled
+    backward returns the old shape; the cause is the build, not the user's backward()."""
+    paste = (
+        "RuntimeError: Function _RasterizeGaussiansBackward returned an invalid gradient at index 2 - "
+        "got [0, 0, 3] but expected shape compatible with [0, 16, 3]"
+    )
+    top = answer_json(explain_text(paste, index, budget=None), index)["matches"][0]
+    assert top["id"] == "custom-function-invalid-gradient"
+    assert top["causes"][0]["id"] == "extension-out-of-step" and top["fixes"][0]["id"] == "rebuild-extension"
+    # a Function of the user's own style keeps the causes of their own backward()
+    own = "RuntimeError: Function MySumBackward returned an invalid gradient at index 0 - got [4, 1] but expected shape compatible with [4, 3]"
+    assert (
+        answer_json(explain_text(own, index, budget=None), index)["matches"][0]["causes"][0]["id"]
+        != "extension-out-of-step"
+    )
