@@ -101,7 +101,7 @@ def main() -> None:
     if args.record:
         from results import record
 
-        figure = f"{ma * 1000:.1f} ms vs {mb * 1000:.1f} ms (ratio {ma / mb:.2f}; goal 1.5)"
+        figure = f"{ma * 1000:.1f} ms vs {mb * 1000:.1f} ms (ratio {ma / mb:.2f}; goal {1.5 if args.terminal else 1.2})"
         if other:
             figure += f"; the other version {mc * 1000:.1f} ms (this one / that one {ma / mc:.2f})"
         shown = "`tbx explain` in a terminal (pty)" if args.terminal else "`tbx explain --json`"
