@@ -132,9 +132,10 @@ def test_plain_markdown_when_not_a_terminal(capsys, monkeypatch):
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
-def test_the_terminal_answer_loads_neither_rich_nor_markdown_it():
+def test_the_terminal_answer_loads_neither_rich_nor_markdown_it(index):
     import pty
 
+    # (the index fixture builds the index first: building it reads kb/ with markdown-it, once)
     paste = os.path.join(ROOT, "tests", "fixtures", "pastes", "backward_flat_windows.txt")
     pid, fd = pty.fork()
     if pid == 0:  # the child: `tbx explain` on a terminal, telling which modules it imported
