@@ -105,6 +105,9 @@ def test_parse_list_show_search():
 
 
 def test_json_path_imports_no_heavy_modules():
+    from explainer.knowledge.index import open_index
+
+    open_index()  # built first: building the index reads kb/ with markdown-it and sqlite-utils, once
     code = (
         "import sys, io; sys.argv=['tbx','explain','--json',%r]; sys.stdout=io.StringIO();"
         "from explainer.surfaces.cli import main; main();"
