@@ -4,6 +4,7 @@ arithmetic that reads them. Loaded on first use: an answer about torch never rea
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -190,12 +191,13 @@ _BARE: dict[str, dict[str, list[str]]] = {}  # lib -> callable's last name -> it
 _TRANSLATES = re.compile(r"deprecat|kwarg|validat|renam|legacy|alias", re.I)
 
 
-def _decorators(lib: str, key: str, params: dict) -> list[str]:
+def _decorators(key: str, params: dict) -> list[str]:
     prefix = f"{key}:@"
     return [item[len(prefix) :] for item in params if item.startswith(prefix)]
 
 
-def param_history(callee: str, kw: str) -> list[tuple[str, History]]:
+@functools.lru_cache(maxsize=256)  # the matcher, raised_by and the notes all ask it of one paste
+def param_history(callee: str, kw: str) -> tuple[tuple[str, History], ...]:
     """The libraries whose indexed releases know the callable ``callee`` ("Accelerator.__init__",
     "hf_hub_download", or a method's bare name as Python before 3.10 prints it) and the history of
     its keyword argument ``kw`` there (``data/names.json.gz``'s ``params``), where some indexed
@@ -216,10 +218,10 @@ def param_history(callee: str, kw: str) -> list[tuple[str, History]]:
                 _BARE[lib] = table
             keys = _BARE[lib].get(callee, []) if callee != "__init__" else []
         for key in keys:
-            if f"{key}:**" in params or any(_TRANSLATES.search(d) for d in _decorators(lib, key, params)):
+            if f"{key}:**" in params or any(_TRANSLATES.search(d) for d in _decorators(key, params)):
                 continue  # its signature does not say which keywords a release rejects
             h = history(lib, "params", f"{key}:{kw}")
             whole = history(lib, "params", f"{key}:")
             if h and whole and (h.first != whole.first or h.last != whole.last or len(h.ranges) > 1):
                 out.append((lib, h))
-    return out
+    return tuple(out)

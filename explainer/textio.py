@@ -181,6 +181,14 @@ _INVISIBLE = Lazy(
 )
 
 
+_PATH_SEPARATORS = Lazy(r"[\\/]+")
+
+
+def path_parts(path: str) -> list[str]:
+    """A path's parts, on either separator (a Windows paste's ``\\`` or a Unix ``/``)."""
+    return _PATH_SEPARATORS.split(path)
+
+
 def has_invisible(text: str) -> bool:
     return not text.isascii() and _INVISIBLE.search(text) is not None
 

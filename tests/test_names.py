@@ -151,8 +151,8 @@ def test_keyword_facts_of_the_shipped_data():
     assert lib == "transformers" and h.removed_in == "4.51.0"
     (lib, h), *_ = facts.param_history("Trainer.__init__", "gpus")
     assert lib == "lightning" and h.removed_in == "2.0.0"
-    assert facts.param_history("Accelerator.__init__", "kwargs_handler") == []  # a typo: no release has it
-    assert facts.param_history("__init__", "project_dir") == []  # a bare __init__ names no callable
+    assert facts.param_history("Accelerator.__init__", "kwargs_handler") == ()  # a typo: no release has it
+    assert facts.param_history("__init__", "project_dir") == ()  # a bare __init__ names no callable
 
 
 @pytest.mark.parametrize(

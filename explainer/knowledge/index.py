@@ -410,7 +410,7 @@ class Index:
             df = json.loads(self.conn.execute("select value from meta where key = 'search_df'").fetchone()[0])
             self._search = SearchIndex(rows, df)
         out, seen = [], set()
-        for entry_id, lg, title, score, body in self._search.search(query, lang=lang, limit=limit):
+        for entry_id, lg, title, score, body in self._search.search(query, lang=lang):
             if entry_id in seen:
                 continue
             seen.add(entry_id)

@@ -173,7 +173,7 @@ def _lint_entry(entry: Entry, known_ids: set[str], planned: set[str] | None) -> 
             out.append(Problem("KB205", f"frames: {frame!r} must look like 'torch/autograd/__init__.py:_make_grads'"))
     for sig in meta.get("signals", []) if isinstance(meta.get("signals"), list) else []:
         if str(sig).startswith("@"):
-            continue  # a signal the parser derives (checked by the schema)
+            continue  # a derived signal (the schema checks its name)
         try:
             re.compile(sig)
         except re.error as exc:

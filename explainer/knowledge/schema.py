@@ -105,7 +105,7 @@ def schema_problems(entry: Entry) -> list[str]:
                 out.append(
                     Problem(
                         "KB202",
-                        f"signals: {sig!r} names no signal the parser derives ({', '.join(sorted(NAMED_SIGNALS))})",
+                        f"signals: {sig!r} names no derived signal ({', '.join(sorted(NAMED_SIGNALS))})",
                     )
                 )
             continue

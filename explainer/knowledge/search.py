@@ -47,9 +47,8 @@ USER_WORDS: dict[str, tuple[str, ...]] = {
     "不在同一个设备": ("同一设备", "同一个设备", "same device", "device"),
     "不在一个设备": ("同一设备", "same device", "device"),
     "被杀": ("killed", "被杀", "sigkill", "杀掉"),
-    "at the same time": ("same device", "at least two devices"),
-    "on cpu and cuda": ("same device", "at least two devices"),
     "cpu and cuda": ("same device", "at least two devices"),
+    "cuda and cpu": ("same device", "at least two devices"),
     "linear layer": ("nn.linear", "mat1 and mat2"),
     "子进程": ("worker", "子进程"),
     "共享内存": ("shared memory", "/dev/shm", "共享内存"),
@@ -111,7 +110,8 @@ class SearchIndex:
         self.n = max(1, len(self.docs))
         self.idf = {t: math.log(1 + self.n / c) for t, c in df.items()}
 
-    def search(self, query: str, *, lang: str = "both", limit: int = 10) -> list[tuple[str, str, str, float, str]]:
+    def search(self, query: str, *, lang: str = "both") -> list[tuple[str, str, str, float, str]]:
+        """Every document that meets a concept of the query, best first (entry, language, title, score, body)."""
         wanted = concepts(query)
         if not wanted:
             return []

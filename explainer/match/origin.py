@@ -9,11 +9,10 @@ whose frames are all the user's. Anything else is ``None``: a wrong "who" is wor
 
 from __future__ import annotations
 
-from explainer.textio import Lazy
+from explainer.textio import Lazy, path_parts
 
 _PACKAGE = Lazy(r"(?:site|dist)-packages[\\/]+([A-Za-z_]\w{0,80})")
 _STDLIB = Lazy(r"[\\/]lib[\\/]+python3\.\d{1,2}[\\/]+(?!site-packages|dist-packages)[\w.-]{1,80}(?:[\\/]|\.py$)")
-_PATH_PARTS = Lazy(r"[\\/]+")
 # a shared object inside an installed package, in a loader's message (undefined symbol, dlopen failed)
 _SHARED_OBJECT = Lazy(r"(?:site|dist)-packages[\\/]+([A-Za-z_]\w{0,80})[\\/][^\s:'\"]{0,300}?\.(?:so|pyd|dll|dylib)\b")
 _MISSING = Lazy(r"No module named '([A-Za-z_][\w.]{0,200})'")
@@ -219,7 +218,7 @@ def from_paste(parsed, raised_at=()) -> dict:
     top = module.split(".", 1)[0]
     # pytorch_lightning.utilities.exceptions.MisconfigurationException, without frames or with frames in
     # a checkout of that package (a fork of vLLM run from its folder: vllm/engine/...)
-    if module and (not parsed.frames or any(top in _PATH_PARTS.split((f.file or "")[:1000]) for f in parsed.frames)):
+    if module and (not parsed.frames or any(top in path_parts((f.file or "")[:1000]) for f in parsed.frames)):
         from explainer.facts import distributions_of
 
         dists = distributions_of(top)
@@ -255,12 +254,10 @@ def library_kwarg(parsed) -> tuple | None:
     if not m:
         return None
     callee, kw = m.group(1), m.group(2)
-    if callee == "__init__" or "." not in callee:
+    if callee == "__init__":
         called = _called_with(parsed, kw)
-        if called and callee == "__init__":
+        if called:
             callee = f"{called}.__init__" if called[:1].isupper() else called
-        elif called and callee == called:
-            callee = called
     from explainer.facts import param_history
 
     found = param_history(callee, kw)

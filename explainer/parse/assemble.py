@@ -17,6 +17,7 @@ from explainer.textio import (
     drop_invisible,
     escape_invisible,
     has_invisible,
+    path_parts,
     strip_controls,
 )
 
@@ -30,7 +31,6 @@ _ERRORISH = Lazy(
 
 # the module an import could not find, and the folders of a frame's path
 _MISSING_MODULE = Lazy(r"No module named '([A-Za-z_]\w{0,100})(?:'|\.(\w))")
-_PATH_PARTS = Lazy(r"[\\/]+")
 
 
 def _own_package(exc_type: str | None, message: str | None, frames) -> Signal | None:
@@ -45,12 +45,12 @@ def _own_package(exc_type: str | None, message: str | None, frames) -> Signal | 
     if not m or m.group(2) == "_":
         return None
     top = m.group(1)
-    if any(_PATH_PARTS.split(f.file[-300:])[-2:] == [top, "__init__.py"] for f in frames if f.file):
+    if any(path_parts(f.file[-300:])[-2:] == [top, "__init__.py"] for f in frames if f.file):
         return None  # the package itself was imported: a submodule its checkout lacks (one a build writes)
     for f in frames:
         if f.library or not f.file:
             continue
-        folders = _PATH_PARTS.split(f.file[:1000])[:-1]
+        folders = path_parts(f.file[:1000])[:-1]
         if top in folders and not {"site-packages", "dist-packages"} & set(folders):
             return Signal("own_package", f.file[:300])
     return None

@@ -596,15 +596,13 @@ def short_markdown(answer, index, *, lang: str, more: str | None = None, source=
 def render_terminal(answer, index, *, lang: str, full: bool = False, source=None) -> None:
     """The answer on stdout: short unless ``full``; styled in a terminal, plain Markdown (no colour,
     no padding) when piped or under ``NO_COLOR``."""
+    from explainer.render.terminal import print_markdown
+
     md = (answer_markdown if full else short_markdown)(answer, index, lang=lang, source=source)
     print_markdown(md)
 
 
 def print_entry(doc: dict, *, lang: str) -> None:
+    from explainer.render.terminal import print_markdown
+
     print_markdown(entry_markdown(doc, lang=lang))
-
-
-def print_markdown(md: str, file=None, *, title: str | None = None) -> None:
-    from explainer.render.terminal import print_markdown as draw
-
-    draw(md, file, title=title)
