@@ -567,8 +567,10 @@ def test_a_damaged_index_is_one_line_not_a_traceback(tmp_path, damage):
     import shutil
     import sqlite3
 
+    from explainer.knowledge.index import open_index
     from explainer.paths import index_path
 
+    open_index()  # built first: shuffled ahead of every other test, the checkout has no index yet
     bad = tmp_path / "index.sqlite"
     shutil.copy(index_path(), bad)
     con = sqlite3.connect(bad)
