@@ -15,7 +15,7 @@ Everything here is language-neutral: texts come in both languages and the surfac
 from __future__ import annotations
 
 from explainer.advise.evidence import Context, assess
-from explainer.advise.rewrite import RewriteError, apply, apply_at, is_valid, parse_ops, split_target
+from explainer.advise.rewrite import RewriteError, apply, apply_at, is_valid, parse_ops, split_target, structural
 from explainer.patterns import FILL_FIELD, fill, template_fields
 from explainer.source import code_values
 
@@ -103,6 +103,10 @@ def _lines(source, file: str | None) -> list[str] | None:
         return None
 
 
+def _basename(path: str | None) -> str:
+    return (path or "").replace("\\", "/").rsplit("/", 1)[-1]
+
+
 def advise(doc: dict, parsed, captures: dict, *, live: dict | None = None, source=None) -> dict:
     """``{"causes": [...], "fixes": [...]}`` ranked best first, for the entry ``doc`` (the index's
     full entry) and this paste. Texts are ``{"en", "zh"}`` pairs. ``source``: reads the user's
@@ -111,9 +115,28 @@ def advise(doc: dict, parsed, captures: dict, *, live: dict | None = None, sourc
     values = values_for(parsed, captures, live)
     ctx = Context(parsed, values)
     uf = parsed.user_frame
+    lines = _lines(source, uf.file) if uf is not None else None
+    # each rewrite applied once; one that found, in the user's file, the definition its conditions
+    # ask for (a `* 0.01` after requires_grad=True) is evidence for the causes it is written for
+    applied: dict[int, tuple | None] = {}
+    shown_by_file: dict[str, list[dict]] = {}
+    for j, f in enumerate(doc.get("fixes", ())):
+        ops = _ops(f["rewrite"]) if f.get("rewrite") else None
+        res = apply_at(ops, uf.code, uf.line, values, lines) if ops and uf is not None else None
+        applied[j] = res
+        line = res[2] if res else None
+        if ops and line and uf is not None and line != uf.line and structural(ops):
+            at = f"{_basename(uf.file)}:{line}"
+            seen = code_span(lines[line - 1].strip()) if lines else ""
+            for c in f.get("causes") or ():
+                shown_by_file.setdefault(c, []).append(
+                    {"en": f"{code_span(at)} made the value: {seen}", "zh": f"这个值来自 {code_span(at)}：{seen}"}
+                )
     causes = []
     for i, c in enumerate(doc.get("causes", ())):
         found, ruled_out = assess(c.get("evidence"), ctx)
+        if not ruled_out:
+            found = found + shown_by_file.get(c["slug"], [])
         support = [f for f in found if not f.get("against")]
         causes.append(
             {
@@ -139,12 +162,10 @@ def advise(doc: dict, parsed, captures: dict, *, live: dict | None = None, sourc
         mine = [c for c in (f.get("causes") or all_ids) if c in rank] or all_ids
         contradicted = bool(mine) and all(c in ruled for c in mine)
         applies, code = None, None
-        ops = _ops(f["rewrite"]) if f.get("rewrite") else None
-        if ops and uf is not None and not contradicted:  # ruled out: shown as advice only
-            res = apply_at(ops, uf.code, uf.line, values, _lines(source, uf.file))
-            if res:
-                applies = {"kind": res[0], "file": uf.file, "line": res[2]}
-                code = res[1]
+        res = applied.get(j)
+        if res and uf is not None and not contradicted:  # ruled out: shown as advice only
+            applies = {"kind": res[0], "file": uf.file, "line": res[2]}
+            code = res[1]
         if code is None:
             code = _example(f, values)
         best = min((rank[c] for c in mine), default=len(rank))

@@ -11,7 +11,15 @@ operation per line of a ``rewrite`` fence:
 ``kwarg CALL NAME=VALUE``      add the keyword argument to ``CALL(...)``, or replace its value
 ``args CALL -> TPL``           all the arguments of ``CALL(...)`` become ``TPL`` (``{}`` is them)
 ``call CALL -> TPL``           the whole call ``CALL(...)`` becomes ``TPL`` (``{}`` is the call)
-``value -> TPL``               the statement's value (right-hand side, or the expression) becomes ``TPL``
+``value -> TPL``               the statement's value (right-hand side, or the expression) becomes ``TPL``;
+                               ``value KIND -> TPL`` only a value of that kind: ``list`` (a list or list
+                               comprehension), ``objects`` (a list of constructed objects, ``[nn.Linear(8,
+                               8) for _ in range(3)]`` or ``[]`` that the code appends layers to: known only
+                               under ``target def``), ``call``, ``chain`` (a method called on a call's result:
+                               ``torch.zeros(3).to(device)``), ``binop`` (``a * b``), ``name``, ``const``;
+                               several, comma-separated
+``drop CALL NAME=``            the keyword argument ``NAME`` of ``CALL(...)`` is removed (applies only
+                               where the call has it), before the other operations read the line
 ``name WORDS -> TPL``          every variable read on the line (``x``, or ``self.x``'s ``x``) whose
                                name holds one of the comma-separated ``WORDS`` between underscores
                                (``mean,std``: ``MEAN``, ``img_std``, ``self.mean``) becomes ``TPL``
@@ -24,7 +32,10 @@ operation per line of a ``rewrite`` fence:
                                ``CALL`` (``target backward``: the earlier ``.backward()``; ``target
                                no_grad``: the ``with torch.no_grad():`` around the forward pass). Needs
                                the user's file (the CLI and the hooks read it; the HTTP API never does):
-                               without it the fix is advice
+                               without it the fix is advice. ``target def WHICH``: the operations change
+                               the statement that defined a name the failing line reads (the layer's
+                               ``self.fc = nn.Linear(...)`` in ``__init__``, ``device = "cuda"``); see
+                               ``explainer/advise/defuse.py`` for ``WHICH`` and the walk
 =============================  ===========================================================================
 
 ``N`` in ``arg`` is a number or a value of the message: ``{pos}`` (0-based) or ``{pos}-1`` (the
@@ -73,12 +84,15 @@ _ARGS = {
     "args": Lazy(r"\s+(\*|[\w.]+)\s*->\s*(\S.*)"),
     "kwarg": Lazy(r"\s+(\*|[\w.]+)\s+(\w+)=(\S.*)"),
     "call": Lazy(r"\s+(\*|[\w.]+)\s*->\s*(\S.*)"),
-    "value": Lazy(r"\s*->\s*(\S.*)"),
+    "value": Lazy(
+        r"(?:\s+((?:list|objects|call|chain|binop|name|const)(?:,(?:list|objects|call|chain|binop|name|const))*))?\s*->\s*(\S.*)"
+    ),
     "name": Lazy(r"\s+([a-z0-9]+(?:,[a-z0-9]+)*)\s*->\s*(\S.*)"),
     "bitwise": Lazy(r""),
     "line": Lazy(r"\s*->\s*(\S.*)"),
     "before": Lazy(r"\s+(\S.*)"),
-    "target": Lazy(r"\s+([\w.]+)"),
+    "drop": Lazy(r"\s+(\*|[\w.]+)\s+(\w+)="),
+    "target": Lazy(r"\s+(def\s+(?:callee|args|value|[a-z0-9]+(?:,[a-z0-9]+)*)|[\w.]+)"),
 }
 OPS = tuple(_ARGS)
 
@@ -103,6 +117,13 @@ def parse_ops(text: str) -> list[tuple]:
     if not ops or ops == [ops[0]] and ops[0][0] == "target":
         raise RewriteError("the rewrite fence holds no operation")
     return ops
+
+
+def structural(ops: list[tuple]) -> bool:
+    """Whether a rewrite changes a definition only where it has a given shape (``target def`` with a
+    ``drop`` or a ``value KIND``): applied, it found in the user's file what its causes describe."""
+    spec, rest = split_target(ops)
+    return bool(spec and spec.startswith("def")) and any(op[0] == "drop" or (op[0] == "value" and op[1]) for op in rest)
 
 
 def split_target(ops: list[tuple]) -> tuple[str | None, list[tuple]]:
@@ -412,13 +433,60 @@ def _edit_bitwise(op: tuple, stmt: ast.stmt, src: _Source, values: dict[str, str
     return []
 
 
+_VALUE_KINDS = {
+    "list": (ast.List, ast.ListComp),
+    "call": (ast.Call,),
+    "binop": (ast.BinOp,),
+    "name": (ast.Name, ast.Attribute),
+    "const": (ast.Constant,),
+}
+
+
+def _is_kind(value: ast.expr, kind: str, values: dict[str, str]) -> bool:
+    if kind == "objects":  # a list of constructed objects (layers), as the walk over the file found it
+        return isinstance(value, (ast.List, ast.ListComp)) and values.get("holds_objects") == "1"
+    if kind == "chain":  # a method called on a call's result: torch.zeros(3).to(device)
+        return (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Attribute)
+            and isinstance(value.func.value, (ast.Call, ast.Subscript))
+        )
+    return isinstance(value, _VALUE_KINDS[kind])
+
+
 def _edit_value(op: tuple, stmt: ast.stmt, src: _Source, values: dict[str, str]) -> Edits | None:
-    """``value -> TEMPLATE``: the value the line assigns or returns, rewritten."""
+    """``value [KIND] -> TEMPLATE``: the value the line assigns or returns, rewritten (only a value of
+    that kind, with one)."""
+    _, kind, tpl = op
     value = _value_of(stmt)
-    if value is None:
+    if value is None or (kind and not any(_is_kind(value, k, values) for k in kind.split(","))):
         return None
-    rep = fill_template(op[1], src.operand(value), values)
+    rep = fill_template(tpl, src.operand(value), values)
     return None if rep is None else [(*src.span(value), rep)]
+
+
+def _edit_drop(op: tuple, stmt: ast.stmt, src: _Source, values: dict[str, str]) -> Edits | None:
+    """``drop CALL NAME=``: the keyword argument removed, with the comma before it (or after it)."""
+    _, spec, name = op
+    for c in _callees(spec, stmt, values):
+        kw = next((k for k in c.keywords if k.arg == name), None)
+        if kw is None:
+            continue
+        s, e = src.span(kw.value)
+        start = src.text.rindex(name, 0, s)
+        prev = src.text.rfind(",", 0, start)
+        args_start = src.text.index("(", src.span(c.func)[1]) + 1
+        if prev >= args_start:  # ", name=value"
+            return [(prev, e, "")]
+        nxt = src.text.find(",", e)  # "name=value, " as the first argument
+        close = src.text.rindex(")", 0, src.span(c)[1])
+        if not 0 <= nxt < close:
+            return [(start, e, "")]
+        end = nxt + 1
+        while end < close and src.text[end] == " ":
+            end += 1
+        return [(start, end, "")]
+    return []
 
 
 def _edit_line(op: tuple, stmt: ast.stmt, src: _Source, values: dict[str, str]) -> Edits | None:
@@ -438,6 +506,7 @@ _EDITS = {
     "bitwise": _edit_bitwise,
     "value": _edit_value,
     "line": _edit_line,
+    "drop": _edit_drop,
 }
 
 
@@ -486,6 +555,10 @@ def apply(ops: list[tuple], line: str | None, values: dict[str, str]) -> tuple[s
     ``insert_before`` (``code`` goes before the line); None when the rewrite does not apply."""
     if not line:
         return None
+    drops = [op for op in ops if op[0] == "drop"]
+    if drops and len(drops) < len(ops):  # a keyword removed first: the other operations see the line without it
+        first = apply(drops, line, values)
+        return apply([op for op in ops if op[0] != "drop"], first[1], values) if first else None
     text = strip_comment(line.strip())
     if not text or len(text) > MAX_LINE:
         return None
@@ -549,11 +622,34 @@ def apply_at(
         or strip_comment(lines[lineno - 1].strip()) != strip_comment(code.strip())
     ):
         return None
+    if spec.startswith("def"):
+        return _apply_at_definition(rest, code, lineno, values, lines, spec[3:].strip())
     n = find_target(lines, lineno, spec)
     if n is None:
         return None
     res = apply(rest, lines[n - 1], {**values, **code_values(lines[n - 1])})
     return (*res, n) if res else None
+
+
+def _apply_at_definition(
+    ops: list[tuple], code: str, lineno: int, values: dict[str, str], lines: list[str], which: str
+) -> tuple[str, str, int] | None:
+    """``target def WHICH``: the rewrite applied to the first statement that defined a name of the
+    failing line and that the operations apply to (``explainer/advise/defuse.py``)."""
+    from explainer.advise.defuse import candidate_lines, followed_names, holds_objects, module_name
+
+    stmt = _statement(strip_comment(code.strip()))
+    if stmt is None:
+        return None
+    focused = _callees("*", stmt, values)
+    calls = focused + [c for c in _calls(stmt) if c not in focused]
+    file_values = {"nn": module_name(lines)}
+    for n in candidate_lines(lines, lineno, followed_names(stmt, which, calls, _value_of(stmt))):
+        objects = {"holds_objects": "1"} if holds_objects(lines, n) else {}
+        res = apply(ops, lines[n - 1], {**values, **file_values, **objects, **code_values(lines[n - 1])})
+        if res:
+            return (*res, n)
+    return None
 
 
 def apply_to_source(source: str, lineno: int, kind: str, code: str) -> str:

@@ -1,0 +1,357 @@
+"""The line that must change: a small def-use walk over the user's file, read with ``ast`` and never
+executed.
+
+The failing line often only *uses* a bad value made elsewhere: the layer called in ``forward`` was
+built with the wrong size in ``__init__``, the device variable was set to ``"cuda"`` at the top of the
+script, a parameter was made a non-leaf where it was created, the model's layers were kept in a plain
+list. A rewrite whose fence starts with ``target def WHICH`` (``explainer/advise/rewrite.py``) is
+applied to the statements that *defined* the names of the failing line instead of to the line itself.
+
+``WHICH`` says which names of the failing line are followed:
+
+=============  ==========================================================================================
+``callee``     the objects called (``self.fc`` in ``x = self.fc(x)``), the failing call first
+``args``       the names in the calls' arguments (``w``, ``b`` in ``SGD([w, b], lr=0.1)``)
+``value``      the names in the statement's value (the loader of ``for x, y in loader:``)
+``WORD,WORD``  the names read on the line that hold one of the words between underscores (``device``)
+=============  ==========================================================================================
+
+A name is followed to the assignment that gave it its value: ``self.x`` to ``self.x = ...`` in the
+class's methods (``__init__`` first); a local to the nearest assignment above it in its function; a
+function's parameter to the argument its callers in the same file pass (three calls deep at most); a
+global to its module-level assignment. When that value constructs a class defined in the same file
+(``model = Net().to(device)``), the statements of that class's ``__init__`` follow; when it calls a
+function of the same file (``params = make_params(4, 2)``), the definitions of what it returns. Only a statement on
+one line is a candidate (the rewrite changes one line); the rewrite's operations pick among the
+candidates, in order: the first one they apply to is the line that must change, so an operation that
+finds nothing to change on a statement (no ``Linear`` call, no list value) rules it out.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import lru_cache
+
+from explainer.textio import USER_CODE
+
+MAX_FILE_LINES = 5000  # a longer file is not parsed for this (an answer has a time budget)
+MAX_DEPTH = 3  # parameter -> caller's argument hops
+MAX_CANDIDATES = 40
+MAX_CALLERS = 20  # call sites of one function followed for a parameter
+MAX_STEPS = 200  # names followed for one failing line, over every hop (a bound on the walk's work)
+
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_SCOPES = (*_FUNCS, ast.ClassDef, ast.Lambda)
+
+
+class _Module:
+    """A parsed file with its functions and classes found once."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
+        self.classes: dict[str, ast.ClassDef] = {}
+        self.funcs: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+        self.calls: list[ast.Call] = []
+        self.parent: dict[int, ast.AST] = {}
+        for node in ast.walk(tree):
+            for child in ast.iter_child_nodes(node):
+                self.parent[id(child)] = node
+            if isinstance(node, ast.ClassDef):
+                self.classes.setdefault(node.name, node)
+            elif isinstance(node, _FUNCS):
+                self.funcs.append(node)
+            elif isinstance(node, ast.Call):
+                self.calls.append(node)
+
+    def function_at(self, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The innermost function whose body holds ``line``."""
+        best = None
+        for f in self.funcs:
+            if f.body and f.body[0].lineno <= line <= (f.end_lineno or f.lineno):
+                if best is None or f.lineno > best.lineno:
+                    best = f
+        return best
+
+    def class_of(self, node: ast.AST | None) -> ast.ClassDef | None:
+        while node is not None:
+            node = self.parent.get(id(node))
+            if isinstance(node, ast.ClassDef):
+                return node
+        return None
+
+
+@lru_cache(maxsize=8)  # every fix of every candidate of one answer reads the same file
+def _module(text: str) -> _Module | None:
+    try:
+        return _Module(ast.parse(text, USER_CODE))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _own_statements(scope: ast.AST):
+    """The statements of a function or module body, nested blocks included, nested functions and
+    classes not (their assignments bind other scopes)."""
+    todo = list(getattr(scope, "body", ()))
+    while todo:
+        s = todo.pop(0)
+        yield s
+        if isinstance(s, _SCOPES):
+            continue
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            for child in getattr(s, field, ()) or ():
+                if isinstance(child, ast.stmt):
+                    todo.append(child)
+                else:  # except handlers and match cases hold statements
+                    todo.extend(getattr(child, "body", ()))
+
+
+def _name(node: ast.AST) -> str | None:
+    """``x`` or ``self.x`` (the two kinds of names the walk follows), else None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return f"self.{node.attr}"
+    return None
+
+
+def _assigned(stmt: ast.stmt) -> str | None:
+    """The one name a single-target assignment binds (``x = ...``, ``self.x: T = ...``), else None."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+        return _name(stmt.targets[0])
+    if isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+        return _name(stmt.target)
+    return None
+
+
+def _one_line(stmt: ast.stmt) -> bool:
+    return stmt.end_lineno == stmt.lineno
+
+
+def _constructed(mod: _Module, value: ast.expr | None) -> ast.ClassDef | None:
+    """The class of this file that ``value`` constructs (``Net(...)``, ``Net(...).to(device)``)."""
+    while isinstance(value, ast.Call):
+        if isinstance(value.func, ast.Name):
+            return mod.classes.get(value.func.id)
+        value = value.func.value if isinstance(value.func, ast.Attribute) else None
+    return None
+
+
+def _init_lines(cls: ast.ClassDef) -> list[int]:
+    init = next((s for s in cls.body if isinstance(s, _FUNCS) and s.name == "__init__"), None)
+    if init is None:
+        return []
+    return [s.lineno for s in _own_statements(init) if _one_line(s) and not isinstance(s, _SCOPES)]
+
+
+def _definitions(mod: _Module, name: str, line: int, steps: list[int], depth: int = 0) -> list[ast.stmt]:
+    """The assignments that gave ``name`` its value as read at ``line`` (see the module's docstring);
+    ``steps``: the walk's remaining budget, shared by every hop."""
+    steps[0] -= 1
+    if steps[0] < 0:
+        return []
+    func = mod.function_at(line)
+    if name.startswith("self."):
+        cls = mod.class_of(func)
+        if cls is None:
+            return []
+        attr = name[5:]
+        found: list[tuple[int, int, ast.stmt]] = []
+        for s in cls.body:
+            if isinstance(s, (ast.Assign, ast.AnnAssign)) and _assigned(s) == attr:
+                found.append((1, s.lineno, s))
+            elif isinstance(s, _FUNCS):
+                for t in _own_statements(s):
+                    if _assigned(t) == name:
+                        found.append((0 if s.name == "__init__" else 2, t.lineno, t))
+        return [s for *_, s in sorted(found, key=lambda f: (f[0], f[1]))]
+    if func is not None:
+        here = [s for s in _own_statements(func) if _assigned(s) == name and s.lineno < line]
+        if here:
+            return [max(here, key=lambda s: s.lineno)]
+        a = func.args
+        params = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+        if name in params:
+            return _from_callers(mod, func, params, name, steps, depth)
+    glob = [s for s in _own_statements(mod.tree) if _assigned(s) == name]
+    above = [s for s in glob if s.lineno < line]
+    if above:
+        return [max(above, key=lambda s: s.lineno)]
+    return glob[:1] if func is not None else []
+
+
+def _from_callers(mod: _Module, func, params: list[str], name: str, steps: list[int], depth: int) -> list[ast.stmt]:
+    """A parameter's definitions: those of the argument each caller in this file passes for it."""
+    if depth >= MAX_DEPTH:
+        return []
+    method = bool(params) and params[0] in ("self", "cls") and mod.class_of(func) is not None
+    pos = params.index(name) - (1 if method else 0)
+    out: list[ast.stmt] = []
+    callers = 0
+    for call in mod.calls:
+        f = call.func
+        callee = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+        if callee != func.name:
+            continue
+        callers += 1
+        if callers > MAX_CALLERS:
+            break
+        arg = next((k.value for k in call.keywords if k.arg == name), None)
+        if arg is None and 0 <= pos < len(call.args) and not any(isinstance(x, ast.Starred) for x in call.args):
+            arg = call.args[pos]
+        passed = _name(arg) if arg is not None else None
+        if passed is not None:
+            out += _definitions(mod, passed, call.lineno, steps, depth + 1)
+    return out
+
+
+def _loads(node: ast.AST, skip_funcs: bool) -> list[str]:
+    """The names (``x``, ``self.x``) read in ``node``, in reading order; the called objects skipped
+    when ``skip_funcs``."""
+    funcs = {id(n.func) for n in ast.walk(node) if isinstance(n, ast.Call)} if skip_funcs else set()
+    out = []
+    for n in ast.walk(node):
+        if id(n) in funcs or not isinstance(getattr(n, "ctx", None), ast.Load):
+            continue
+        got = _name(n)
+        if got and got != "self" and got not in out:
+            out.append(got)
+    return sorted(out, key=lambda g: _first_pos(node, g))
+
+
+def _first_pos(node: ast.AST, name: str) -> tuple[int, int]:
+    best = (1 << 30, 0)
+    for n in ast.walk(node):
+        if _name(n) == name and isinstance(n, ast.expr):
+            best = min(best, (n.lineno, n.col_offset))
+    return best
+
+
+def followed_names(stmt: ast.stmt, which: str, calls: list[ast.Call], value: ast.expr | None) -> list[str]:
+    """The names of the failing statement ``which`` asks to follow (``calls``: the statement's calls,
+    the failing one first; ``value``: what it assigns, or its header's expression)."""
+    if which == "callee":
+        return list(dict.fromkeys(n for c in calls if (n := _name(c.func))))
+    if which == "args":
+        out: list[str] = []
+        for c in calls:
+            for a in (*c.args, *(k.value for k in c.keywords)):
+                out += [n for n in _loads(a, skip_funcs=True) if n not in out]
+        return out
+    if which == "value":
+        return _loads(value, skip_funcs=True) if value is not None else []
+    words = set(which.split(","))
+    return [n for n in _loads(stmt, skip_funcs=True) if set(n.rsplit(".", 1)[-1].lower().split("_")) & words]
+
+
+def _called_function(mod: _Module, value: ast.expr | None):
+    """The module-level function of this file that ``value`` calls (``make_params(4, 2)``)."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+        return next((f for f in mod.funcs if f.name == value.func.id and f in mod.tree.body), None)
+    return None
+
+
+def _expand(mod: _Module, name: str, line: int, out: list[int], steps: list[int], depth: int = 0) -> None:
+    """Add the lines that defined ``name`` (read at ``line``) to ``out``: its assignments, the
+    ``__init__`` of a class of this file it constructs, and what a function of this file it calls
+    returns."""
+    for d in _definitions(mod, name, line, steps):
+        if _one_line(d) and d.lineno not in out:
+            out.append(d.lineno)
+        value = getattr(d, "value", None)
+        cls = _constructed(mod, value)
+        if cls is not None:
+            out += [n for n in _init_lines(cls) if n not in out]
+        fn = _called_function(mod, value)
+        if fn is not None and depth < MAX_DEPTH:
+            for ret in _own_statements(fn):
+                if isinstance(ret, ast.Return) and ret.value is not None:
+                    for n in _loads(ret.value, skip_funcs=True):
+                        _expand(mod, n, ret.lineno, out, steps, depth + 1)
+        if len(out) >= MAX_CANDIDATES:
+            return
+
+
+def candidate_lines(lines: list[str], lineno: int, names: list[str]) -> list[int]:
+    """The 1-based lines of the one-line statements that defined ``names`` as read at ``lineno``
+    (with the ``__init__`` of a class of this file they construct and the definitions of what a
+    function of this file they call returns), in the order to try them."""
+    if not names or len(lines) > MAX_FILE_LINES:
+        return []
+    mod = _module("\n".join(lines))
+    if mod is None:
+        return []
+    out: list[int] = []
+    steps = [MAX_STEPS]
+    for name in names:
+        _expand(mod, name, lineno, out, steps)
+        if len(out) >= MAX_CANDIDATES:
+            break
+    return [n for n in out if n != lineno][:MAX_CANDIDATES]
+
+
+def _capitalised(call: ast.AST) -> bool:
+    """A call that constructs an object of a class, as Python code names classes (``nn.Linear(8, 8)``,
+    ``Block(dim)``)."""
+    if not isinstance(call, ast.Call):
+        return False
+    f = call.func
+    name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+    return name[:1].isupper()
+
+
+def holds_objects(lines: list[str], lineno: int) -> bool:
+    """Whether the list that line ``lineno`` assigns holds constructed objects: its elements are
+    class constructions (``[nn.Linear(8, 8) for _ in range(3)]``), or it starts empty and the same
+    function or class appends or extends it only with them (``self.blocks.append(Block(d))``)."""
+    if len(lines) > MAX_FILE_LINES:
+        return False
+    mod = _module("\n".join(lines))
+    if mod is None:
+        return False
+    stmt = next(
+        (s for s in ast.walk(mod.tree) if isinstance(s, (ast.Assign, ast.AnnAssign)) and s.lineno == lineno), None
+    )
+    name = _assigned(stmt) if stmt is not None else None
+    value = getattr(stmt, "value", None)
+    if name is None or value is None:
+        return False
+    if isinstance(value, ast.ListComp):
+        return _capitalised(value.elt)
+    if not isinstance(value, ast.List):
+        return False
+    if value.elts:
+        return all(_capitalised(e) for e in value.elts)
+    scope = mod.class_of(stmt) if name.startswith("self.") else mod.function_at(lineno)
+    added: list[ast.AST] = []
+    for n in ast.walk(scope if scope is not None else mod.tree):
+        if (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and n.func.attr in ("append", "extend", "insert")
+            and _name(n.func.value) == name
+            and n.args
+        ):
+            arg = n.args[-1]
+            if n.func.attr == "extend" and isinstance(arg, (ast.List, ast.Tuple)):
+                added += arg.elts
+            elif n.func.attr == "extend" and isinstance(arg, (ast.ListComp, ast.GeneratorExp)):
+                added.append(arg.elt)
+            else:
+                added.append(arg)
+    return bool(added) and all(_capitalised(a) for a in added)
+
+
+def module_name(lines: list[str], module: str = "torch.nn") -> str:
+    """How the file names ``torch.nn``: ``nn`` where it imports it so, else the full name."""
+    short = module.rsplit(".", 1)[-1]
+    for line in lines[:MAX_FILE_LINES]:
+        text = line.strip()
+        if text.startswith(("import ", "from ")) and (
+            text == f"import {module} as {short}"
+            or (
+                text.startswith(f"from {module.rsplit('.', 1)[0]} import")
+                and short in text.split("import", 1)[1].replace(",", " ").split()
+            )
+        ):
+            return short
+    return module

@@ -1,0 +1,144 @@
+"""The line that must change (``explainer/advise/defuse.py``): rewrites with ``target def`` follow a
+name of the failing line to the statement that defined it, in the user's file, read with ``ast``."""
+
+from __future__ import annotations
+
+import time
+
+from explainer.advise.defuse import candidate_lines, holds_objects, module_name
+from explainer.advise.rewrite import apply, apply_at, parse_ops, structural
+
+MODEL = """\
+import torch
+from torch import nn
+
+device = "cuda"
+
+
+class Net(nn.Module):
+    def __init__(self, n_classes=10):
+        super().__init__()
+        self.sizes = [16, 32]
+        self.features = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2))
+        self.head = nn.Linear(16 * 8 * 8, n_classes)
+        self.blocks = []
+        for _ in range(2):
+            self.blocks.append(nn.Linear(10, 10))
+
+    def forward(self, x):
+        x = self.features(x).flatten(1)
+        return self.head(x)
+
+
+def make_params(n_in, n_out):
+    weight = torch.randn(n_out, n_in, requires_grad=True) * 0.01
+    bias = torch.zeros(n_out, requires_grad=True)
+    return [weight, bias]
+
+
+def step(model, batch, dev):
+    x = batch.to(dev)
+    return model(x)
+
+
+model = Net().to("cpu")
+out = step(model, torch.randn(2, 3, 16, 16), device)
+params = make_params(4, 2)
+opt = torch.optim.SGD(params, lr=0.1)
+opt2 = torch.optim.SGD(model.parameters(), lr=0.1)
+"""
+LINES = MODEL.split("\n")
+
+
+def _line(text: str) -> int:
+    return next(i for i, ln in enumerate(LINES, 1) if ln.strip() == text)
+
+
+def _apply(fence: str, failing: str, values=None):
+    return apply_at(parse_ops(fence), failing, _line(failing), values or {}, LINES)
+
+
+def test_a_layer_called_in_forward_is_changed_where_init_builds_it():
+    got = _apply("target def callee\narg Linear 0 -> {m1_cols}", "return self.head(x)", {"m1_cols": "4096"})
+    assert got == (
+        "replace_line",
+        "self.head = nn.Linear(4096, n_classes)",
+        _line("self.head = nn.Linear(16 * 8 * 8, n_classes)"),
+    )
+
+
+def test_a_parameter_is_followed_to_what_the_caller_passes():
+    got = _apply(
+        'target def device,dev\nvalue const -> ({} if torch.cuda.is_available() else "cpu")', "x = batch.to(dev)"
+    )
+    assert got == ("replace_line", 'device = ("cuda" if torch.cuda.is_available() else "cpu")', 4)
+
+
+def test_a_value_returned_by_a_function_of_the_file_is_followed_into_it():
+    fence = "target def args\ndrop * requires_grad=\nvalue binop,chain -> {}.requires_grad_()"
+    got = _apply(fence, "opt = torch.optim.SGD(params, lr=0.1)")
+    # the bias is a leaf already (its value is the call itself): only the weight's line is changed
+    assert got == (
+        "replace_line",
+        "weight = (torch.randn(n_out, n_in) * 0.01).requires_grad_()",
+        _line("weight = torch.randn(n_out, n_in, requires_grad=True) * 0.01"),
+    )
+    assert structural(parse_ops(fence))
+    assert not structural(parse_ops("target def callee\narg Linear 0 -> {m1_cols}"))
+
+
+def test_a_model_instance_leads_to_its_classes_init_and_only_a_list_of_layers_is_wrapped():
+    got = _apply(
+        "target def args\nvalue objects -> {nn}.ModuleList({})", "opt2 = torch.optim.SGD(model.parameters(), lr=0.1)"
+    )
+    # self.sizes = [16, 32] comes first in __init__ but holds numbers; self.blocks starts empty and
+    # gets layers appended
+    assert got == ("replace_line", "self.blocks = nn.ModuleList([])", _line("self.blocks = []"))
+    assert not holds_objects(LINES, _line("self.sizes = [16, 32]"))
+    assert holds_objects(LINES, _line("self.blocks = []"))
+
+
+def test_nothing_applies_without_a_definition_of_the_right_shape():
+    # the conditions are the preconditions: no Linear in the definition, no list of layers, no binop
+    assert _apply("target def callee\narg Linear 0 -> {m1_cols}", "x = batch.to(dev)", {"m1_cols": "4"}) is None
+    assert _apply("target def args\nvalue objects -> nn.ModuleList({})", "x = batch.to(dev)") is None
+    # the failing line must read as the file shows it (the file changed since the traceback)
+    assert (
+        apply_at(
+            parse_ops("target def callee\narg Linear 0 -> 1"),
+            "return self.fc(y)",
+            _line("return self.head(x)"),
+            {},
+            LINES,
+        )
+        is None
+    )
+
+
+def test_module_name_follows_the_files_imports():
+    assert module_name(LINES) == "nn"
+    assert module_name(["import torch", "import torch.nn as nn"]) == "nn"
+    assert module_name(["import torch"]) == "torch.nn"
+
+
+def test_drop_and_value_kinds():
+    ops = parse_ops("drop * requires_grad=\nvalue binop,chain -> {}.requires_grad_()")
+    assert (
+        apply(ops, "w = torch.randn(requires_grad=True, size=(2,)) * 2", {})[1]
+        == "w = (torch.randn(size=(2,)) * 2).requires_grad_()"
+    )
+    assert (
+        apply(ops, "b = torch.zeros(3, requires_grad=True).to(dev)", {})[1]
+        == "b = torch.zeros(3).to(dev).requires_grad_()"
+    )
+    assert apply(ops, "w = torch.randn(3, requires_grad=True)", {}) is None  # a leaf already
+    assert apply(ops, "w = torch.randn(3) * 2", {}) is None  # nothing to drop
+
+
+def test_bad_files_and_huge_files_give_nothing_quickly():
+    assert candidate_lines(["def f(:", "  x = 1"], 2, ["x"]) == []
+    many = ["def f(a):", "    return g(a)", "def g(b):", "    return f(b)"] + [f"f(v{i})" for i in range(3000)]
+    started = time.process_time()
+    candidate_lines(many, 2, ["a"])
+    assert time.process_time() - started < 5  # bounded work (the walk's step budget), not a timing ratio
+    assert candidate_lines(["x = 1"] * 6000, 3, ["x"]) == []
