@@ -142,3 +142,48 @@ def test_bad_files_and_huge_files_give_nothing_quickly():
     candidate_lines(many, 2, ["a"])
     assert time.process_time() - started < 5  # bounded work (the walk's step budget), not a timing ratio
     assert candidate_lines(["x = 1"] * 6000, 3, ["x"]) == []
+
+
+MASK_SCRIPT = """\
+import torch
+
+ids = torch.tensor([[3, 9, 4, 0], [8, 0, 0, 0]])
+{mask_line}
+scores = torch.zeros(2, 4)
+weights = scores.masked_fill(mask, float("-inf")).softmax(-1)
+"""
+MASK_PASTE = """\
+Traceback (most recent call last):
+  File "/home/u/attn.py", line 6, in <module>
+    weights = scores.masked_fill(mask, float("-inf")).softmax(-1)
+RuntimeError: masked_fill_ only supports boolean masks, but got mask with dtype long int
+"""
+
+
+def _first_fix(index, mask_line: str | None):
+    from explainer.match.explain import explain_text
+    from explainer.render import advice_for
+
+    answer = explain_text(MASK_PASTE, index)
+    assert answer.matches and answer.matches[0].id == "masked-fill-non-bool-mask"
+    lines = MASK_SCRIPT.format(mask_line=mask_line).split("\n") if mask_line else None
+    advice = advice_for(answer, index, answer.matches[0], source=lambda _f: lines)
+    return advice["causes"][0]["id"], advice["fixes"][0]
+
+
+def test_where_the_mask_is_made_decides_which_value_marks_what(index):
+    # 1 marks the padding (the positions to fill): .bool() keeps the meaning, and is safe
+    cause, fix = _first_fix(index, "mask = (ids == 0).long()")
+    assert (cause, fix["id"], fix["applicability"], fix["code"]) == (
+        "int-fill-mask",
+        "to-bool",
+        "safe",
+        'weights = scores.masked_fill(mask.bool(), float("-inf")).softmax(-1)',
+    )
+    # 1 marks the real tokens (the positions to keep): fill where it is 0, and say to check it
+    cause, fix = _first_fix(index, "mask = (ids != 0).long()")
+    assert (cause, fix["id"], fix["applicability"]) == ("keep-mask", "fill-where-zero", "review")
+    assert "mask == 0" in fix["code"]
+    # without the file nothing says which: the rewrite that may change the meaning is not safe
+    _cause, fix = _first_fix(index, None)
+    assert fix["applicability"] != "safe"

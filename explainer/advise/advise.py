@@ -15,7 +15,16 @@ Everything here is language-neutral: texts come in both languages and the surfac
 from __future__ import annotations
 
 from explainer.advise.evidence import Context, assess
-from explainer.advise.rewrite import RewriteError, apply, apply_at, is_valid, parse_ops, split_target, structural
+from explainer.advise.rewrite import (
+    RewriteError,
+    apply,
+    apply_at,
+    definitions_read,
+    is_valid,
+    parse_ops,
+    split_target,
+    structural,
+)
 from explainer.patterns import FILL_FIELD, fill, template_fields
 from explainer.source import code_values
 
@@ -113,9 +122,13 @@ def advise(doc: dict, parsed, captures: dict, *, live: dict | None = None, sourc
     file (file -> list of lines, or None) for the rewrites that change another line than the
     failing one (:func:`explainer.advise.rewrite.find_target`); without it they are advice."""
     values = values_for(parsed, captures, live)
-    ctx = Context(parsed, values)
     uf = parsed.user_frame
     lines = _lines(source, uf.file) if uf is not None else None
+    ctx = Context(
+        parsed,
+        values,
+        (lambda: definitions_read(uf.code, uf.line, values, lines)) if uf is not None and lines else None,
+    )
     # each rewrite applied once; one that found, in the user's file, the definition its conditions
     # ask for (a `* 0.01` after requires_grad=True) is evidence for the causes it is written for
     applied: dict[int, tuple | None] = {}

@@ -355,3 +355,26 @@ def module_name(lines: list[str], module: str = "torch.nn") -> str:
         ):
             return short
     return module
+
+
+def definition_texts(lines: list[str], lineno: int, names: list[str], hops: int = 2) -> list[str]:
+    """The statements (stripped lines) that defined ``names`` as read at ``lineno``, and those that
+    defined the names *they* read, ``hops`` deep: where a mask or a size came from
+    (``mask = pad[:, None]`` <- ``pad = (ids == 0).long()``)."""
+    out: list[int] = []
+    todo = [(lineno, names)]
+    for _ in range(hops):
+        found: list[int] = []
+        for at, want in todo:
+            found += [n for n in candidate_lines(lines, at, want) if n not in out and n not in found]
+        out += found
+        mod = _module("\n".join(lines)) if found else None
+        if mod is None:
+            break
+        todo = []
+        for n in found:
+            stmt = next((s for s in ast.walk(mod.tree) if isinstance(s, ast.stmt) and s.lineno == n), None)
+            value = getattr(stmt, "value", None)
+            if isinstance(value, ast.expr):
+                todo.append((n, _loads(value, skip_funcs=True)))
+    return [lines[n - 1].strip() for n in out]

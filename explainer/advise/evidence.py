@@ -10,6 +10,9 @@ out. Each table holds one test and, for ``if``, the sentence the answer shows in
 ``message`` a regular expression searched in the final exception's message
 ``chain``   a regular expression searched in the earlier exceptions, other tracebacks and signal lines
 ``frame``   a regular expression searched in each frame's ``file:function``
+``defs``    a regular expression searched in the statements of the user's file that defined what the
+            failing call is given (``pad = (ids == 0).long()`` for ``masked_fill(pad, ...)``), two
+            assignments deep; only where the surface reads the file (the CLI, the hooks; never the API)
 ``when``    an expression over the values captured from the message and, in the hooks, the live
             values of the failing line (``m1_cols != m2_rows``, ``arg0_ndim == 4``)
 ========== ===================================================================================
@@ -25,7 +28,7 @@ from __future__ import annotations
 import operator
 import re
 
-TESTS = ("code", "lines", "message", "chain", "frame", "when")
+TESTS = ("code", "lines", "message", "chain", "frame", "defs", "when")
 MAX_TEXT = 2000  # characters of a message or line a test reads
 MAX_NUMBER_DIGITS = 30
 
@@ -181,9 +184,11 @@ def validate(tables: dict) -> list[str]:
 class Context:
     """What the tests read from one paste (and, in the hooks, the live values)."""
 
-    __slots__ = ("code", "lines", "message", "chain", "frames", "values")
+    __slots__ = ("code", "lines", "message", "chain", "frames", "values", "_defs", "_defs_of")
 
-    def __init__(self, parsed, values: dict) -> None:
+    def __init__(self, parsed, values: dict, defs_of=None) -> None:
+        self._defs: list[str] | None = None
+        self._defs_of = defs_of  # () -> the definitions' lines (read only when a test asks)
         uf = parsed.user_frame
         self.code = (uf.code or "")[:MAX_TEXT] if uf else ""
         self.lines = [f.code[:MAX_TEXT] for f in parsed.frames if f.code][-40:]
@@ -192,6 +197,16 @@ class Context:
         self.chain += [s.text[:MAX_TEXT] for s in parsed.signals[:40]]
         self.frames = [f"{f.file}:{f.function}"[:MAX_TEXT] for f in parsed.frames if f.function][-60:]
         self.values = values
+
+    @property
+    def defs(self) -> list[str]:
+        if self._defs is None:
+            try:
+                found = self._defs_of() if self._defs_of is not None else []
+            except Exception:  # a file that cannot be read or parsed tells nothing
+                found = []
+            self._defs = [t[:MAX_TEXT] for t in found[:40]]
+        return self._defs
 
 
 def _test(kind: str, arg: str, ctx: Context) -> bool | None:
@@ -206,7 +221,7 @@ def _test(kind: str, arg: str, ctx: Context) -> bool | None:
         return bool(rx.search(ctx.code)) if ctx.code else None
     if kind == "message":
         return bool(rx.search(ctx.message)) if ctx.message else None
-    texts = {"lines": ctx.lines, "chain": ctx.chain, "frame": ctx.frames}[kind]
+    texts = ctx.defs if kind == "defs" else {"lines": ctx.lines, "chain": ctx.chain, "frame": ctx.frames}[kind]
     if not texts:
         return None
     return any(rx.search(t) for t in texts)

@@ -631,6 +631,30 @@ def apply_at(
     return (*res, n) if res else None
 
 
+def definitions_read(
+    code: str | None, lineno: int | None, values: dict[str, str], lines: list[str] | None
+) -> list[str]:
+    """The statements of the user's file that defined what the failing call is given (its
+    arguments), two assignments deep; empty without the file or when it no longer reads as the
+    traceback shows (``explainer/advise/defuse.py``)."""
+    from explainer.advise.defuse import definition_texts, followed_names
+
+    if (
+        not lines
+        or not code
+        or not lineno
+        or lineno > len(lines)
+        or strip_comment(lines[lineno - 1].strip()) != strip_comment(code.strip())
+    ):
+        return []
+    stmt = _statement(strip_comment(code.strip()))
+    if stmt is None:
+        return []
+    focused = _callees("*", stmt, values)
+    calls = focused + [c for c in _calls(stmt) if c not in focused]
+    return definition_texts(lines, lineno, followed_names(stmt, "args", calls, _value_of(stmt)))
+
+
 def _apply_at_definition(
     ops: list[tuple], code: str, lineno: int, values: dict[str, str], lines: list[str], which: str
 ) -> tuple[str, str, int] | None:
