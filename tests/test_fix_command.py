@@ -50,10 +50,12 @@ def test_diff_then_apply_then_the_script_runs(tmp_path):
 
 
 def test_a_review_fix_needs_unsafe(tmp_path):
+    # an integer mask whose making says nothing of which value marks what: filling where it is 0 is
+    # a guess (review); the same mask made as a future mask (triu) gets .bool(), a safe fix
     source = (
         "import torch\n\nscores = torch.zeros(2, 3)\n"
-        "future = torch.triu(torch.ones(3, 3, dtype=torch.long), 1)[:2]\n"
-        'scores = scores.masked_fill(future, float("-inf"))\n'
+        "mask = torch.tensor([[0, 1, 1], [0, 0, 1]])\n"
+        'scores = scores.masked_fill(mask, float("-inf"))\n'
     )
     script, tb = _run_script(tmp_path, source)
     refused = _tbx("fix", str(tb), "--apply")
@@ -61,6 +63,14 @@ def test_a_review_fix_needs_unsafe(tmp_path):
     assert script.read_text() == source
     shown = _tbx("fix", str(tb), "--unsafe")
     assert shown.returncode == 0 and "(review)" in shown.stdout and script.read_text() == source
+
+    safe_source = source.replace(
+        "torch.tensor([[0, 1, 1], [0, 0, 1]])", "torch.triu(torch.ones(3, 3, dtype=torch.long), 1)[:2]"
+    )
+    script, tb = _run_script(tmp_path, safe_source)
+    applied = _tbx("fix", str(tb), "--apply")
+    assert applied.returncode == 0 and "(safe)" in applied.stdout
+    assert "masked_fill(mask.bool()" in script.read_text()
 
 
 def test_no_fix_for_a_paste_without_a_file_here():

@@ -533,7 +533,12 @@ def test_the_cli_reads_the_users_file_and_the_api_never_does(tmp_path, index):
         env={**os.environ},
     )
     fixes = {f["id"]: f for f in json.loads(out.stdout)["matches"][0]["fixes"]}
-    assert fixes["enable-grad"]["applies"] == {"kind": "replace_line", "file": str(script), "line": fail - 3}
+    assert fixes["enable-grad"]["applies"] == {
+        "kind": "replace_line",
+        "file": str(script),
+        "line": fail - 3,
+        "fails_at": fail,
+    }
     assert fixes["enable-grad"]["code"] == "with torch.enable_grad():"
 
     from fastapi.testclient import TestClient

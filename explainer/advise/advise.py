@@ -178,6 +178,8 @@ def advise(doc: dict, parsed, captures: dict, *, live: dict | None = None, sourc
         res = applied.get(j)
         if res and uf is not None and not contradicted:  # ruled out: shown as advice only
             applies = {"kind": res[0], "file": uf.file, "line": res[2]}
+            if res[2] != uf.line:  # the line that must change is not the one that failed
+                applies["fails_at"] = uf.line
             code = res[1]
         if code is None:
             code = _example(f, values)

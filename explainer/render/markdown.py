@@ -34,6 +34,7 @@ LABELS = {
         "cause": "Likely cause",
         "fix": "Fix",
         "replace": "Replace {where} with",
+        "elsewhere": "The error is raised at line {fails}, but the value it uses is made elsewhere. ",
         "insert": "Insert before {where}",
         "line": "line {at}",
         "cell": "{at}",
@@ -63,6 +64,7 @@ LABELS = {
         "cause": "最可能的原因",
         "fix": "解决办法",
         "replace": "把{where}改成",
+        "elsewhere": "报错发生在第 {fails} 行，但它用到的值是在别处产生的。",
         "insert": "在{where}之前加上",
         "line": " {at} 这一行",
         "cell": " {at} 这一行",
@@ -300,6 +302,8 @@ def _applies_label(fix: dict, lg: str) -> str:
     key = "replace" if a["kind"] == "replace_line" else "insert"
     place = LABELS[lg]["cell" if cell else "line"].format(at=code_span(where)) if where else LABELS[lg]["your_line"]
     label = LABELS[lg][key].format(where=place)
+    if a.get("fails_at") and a.get("line"):
+        label = LABELS[lg]["elsewhere"].format(fails=a["fails_at"]) + label
     if fix.get("applicability") == "review":
         label += f" ({LABELS[lg]['review']})"
     return label
