@@ -29,18 +29,33 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 SCRIPTS = Path(__file__).resolve().parent / "fix_scripts"
+# the second set (issue 37): written from the catalog without looking at the rewrites; each script's
+# second line says where its fix belongs: "# change: here" (the failing line) or "# change: elsewhere"
+SCRIPTS2 = SCRIPTS.parent / "fix_scripts2"
+SETS = {"first": SCRIPTS, "second": SCRIPTS2}
 ROOT = SCRIPTS.parent.parent
 TIMEOUT = 90  # seconds per run of a script; each imports torch (about 3 s) and runs for a few more
 GOAL = 0.9  # the issue's goal: the first applicable fix makes >= 90 % of the scripts pass
+GOAL_HERE, GOAL_ELSEWHERE = 0.85, 0.6  # issue 37's goals for the second set, by where the fix belongs
+MAX_SAFE_RUNS = 3  # safe fixes besides the first run on each script (none may leave it silently wrong)
 
 _EXPECT = re.compile(r"^#\s*expect:\s*([a-z0-9][a-z0-9-]*)\s*$")
+_CHANGE = re.compile(r"^#\s*change:\s*(here|elsewhere)\b")
 # a placeholder a fix's code must never show: {name} or {name|default} (the same shape as the kb's)
 _FIELD = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)(?:\|([^{}\n]*))?\}(?!\})")
 
 
-def scripts() -> list[Path]:
-    """Every script of the set, sorted by name."""
-    return sorted(p for p in SCRIPTS.glob("*.py") if not p.name.startswith("_"))
+def scripts(folder: Path = SCRIPTS) -> list[Path]:
+    """Every script of a set, sorted by name."""
+    return sorted(p for p in folder.glob("*.py") if not p.name.startswith("_"))
+
+
+def change_at(path: Path) -> str | None:
+    """Where the script's fix belongs, from its second line: ``here`` or ``elsewhere`` (None: unsaid)."""
+    with open(path, encoding="utf-8") as fh:
+        fh.readline()
+        m = _CHANGE.match(fh.readline().strip())
+    return m.group(1) if m else None
 
 
 def expected_id(path: Path) -> str | None:
@@ -114,6 +129,11 @@ def _last_error(stderr: str) -> str:
     return lines[-1].strip()[:300] if lines else "(no output)"
 
 
+def _wrong(stderr: str) -> bool:
+    """The run got past the error and failed the author's assertions: silently wrong."""
+    return _last_error(stderr).startswith("AssertionError")
+
+
 def _same_file(a: str | None, b: Path) -> bool:
     if not a:
         return False
@@ -139,6 +159,9 @@ def run_case(path, index, *, timeout: int = TIMEOUT) -> dict:
     path = Path(path)
     res: dict = {
         "script": path.name,
+        "change": change_at(path),
+        "applicability": None,
+        "safe_wrong": [],
         "expected": expected_id(path),
         "top": None,
         "id_ok": False,
@@ -206,6 +229,7 @@ def run_case(path, index, *, timeout: int = TIMEOUT) -> dict:
                 )
             return res
         res["fix"], res["kind"], res["code"] = first["id"], first["applies"]["kind"], first["code"]
+        res["applicability"] = first["applicability"]
         where = first["applies"]
         res["line"] = where.get("line")
         if not _same_file(where.get("file"), script) or not where.get("line"):
@@ -224,6 +248,18 @@ def run_case(path, index, *, timeout: int = TIMEOUT) -> dict:
             res["reason"] = (
                 f"with {first['id']} ({first['code']!r} {where['kind']} line {where['line']}) it still fails: {what}"
             )
+        if first["applicability"] == "safe" and rc2 is not None and rc2 != 0 and _wrong(err2):
+            res["safe_wrong"].append(first["id"])
+        # every other safe fix that applies: none may run and leave the script silently wrong
+        others = [f for f in fixes if f is not first and f["applies"] and f["applicability"] == "safe"]
+        for f in others[:MAX_SAFE_RUNS]:
+            a = f["applies"]
+            if not _same_file(a.get("file"), script) or not a.get("line"):
+                continue
+            script.write_text(apply_to_source(source, a["line"], a["kind"], f["code"]), encoding="utf-8")
+            rc3, _out3, err3 = _run(script, tmp, timeout)
+            if rc3 is not None and rc3 != 0 and _wrong(err3):
+                res["safe_wrong"].append(f["id"])
         return res
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -236,8 +272,11 @@ def run_all(index, paths=None, *, jobs: int = 2, timeout: int = TIMEOUT) -> list
         return list(pool.map(lambda p: run_case(p, index, timeout=timeout), paths))
 
 
-def pass_rate(results: list[dict]) -> float:
-    return sum(r["passed"] for r in results) / len(results) if results else 0.0
+def pass_rate(results: list[dict], change: str | None = None) -> float:
+    """The share of scripts the first applicable fix makes pass (of those whose fix belongs
+    ``change``, when given)."""
+    rs = [r for r in results if change is None or r.get("change") == change]
+    return sum(r["passed"] for r in rs) / len(rs) if rs else 0.0
 
 
 def build_index(tmpdir: Path | None = None):

@@ -187,3 +187,36 @@ def test_where_the_mask_is_made_decides_which_value_marks_what(index):
     # without the file nothing says which: the rewrite that may change the meaning is not safe
     _cause, fix = _first_fix(index, None)
     assert fix["applicability"] != "safe"
+
+
+TBPTT = """\
+import torch
+import torch.nn as nn
+
+rnn = nn.{cell}(3, 5, batch_first=True)
+h = {start}
+total = 0
+for step in range(3):
+    out, h = rnn(torch.randn(2, 4, 3), h)
+    loss = out.pow(2).mean()
+    total = total + loss
+    loss.backward()
+    total.backward()
+"""
+
+
+def test_the_state_a_loop_hands_to_a_call_is_detached_where_it_is_passed():
+    fence = "target def carried\nbefore {carried} = {detached}"
+    for cell, start, want in (
+        ("GRU", "torch.zeros(1, 2, 5)", "h = h.detach()"),
+        ("GRU", "None", "h = None if h is None else h.detach()"),
+        ("LSTM", "None", "h = None if h is None else tuple(s.detach() for s in h)"),
+    ):
+        lines = TBPTT.format(cell=cell, start=start).split("\n")
+        assert apply_at(parse_ops(fence), "loss.backward()", 11, {}, lines) == ("insert_before", want, 8)
+    # a running sum is not a state handed to a call: nothing is carried into total's graph that way
+    lines = TBPTT.format(cell="GRU", start="None").split("\n")
+    got = apply_at(parse_ops(fence), "total.backward()", 12, {}, lines)
+    assert got == ("insert_before", "h = None if h is None else h.detach()", 8)  # total <- loss <- out <- h
+    flat = ["import torch", "total = 0", "for x in range(3):", "    total = total + x", "    total.backward()"]
+    assert apply_at(parse_ops(fence), "total.backward()", 5, {}, flat) is None

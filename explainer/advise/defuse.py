@@ -13,6 +13,10 @@ applied to the statements that *defined* the names of the failing line instead o
 ``callee``     the objects called (``self.fc`` in ``x = self.fc(x)``), the failing call first
 ``args``       the names in the calls' arguments (``w``, ``b`` in ``SGD([w, b], lr=0.1)``)
 ``value``      the names in the statement's value (the loader of ``for x, y in loader:``)
+``carried``    the state a loop carries into the failing line's graph: the assignments of the names it
+               reads are followed back to one in a loop that reads and rebinds a name
+               (``logits, hidden = model(inp, hidden)``); ``{carried}`` is that name and ``{detached}``
+               it cut from the previous step (see :func:`carried_state`)
 ``WORD,WORD``  the names read on the line that hold one of the words between underscores (``device``)
 =============  ==========================================================================================
 
@@ -121,6 +125,16 @@ def _assigned(stmt: ast.stmt) -> str | None:
     if isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
         return _name(stmt.target)
     return None
+
+
+def _binds(stmt: ast.stmt) -> list[str]:
+    """The names an assignment binds, a tuple's included (``out, h = rnn(x, h)``)."""
+    one = _assigned(stmt)
+    if one is not None:
+        return [one]
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], (ast.Tuple, ast.List)):
+        return [n for e in stmt.targets[0].elts if (n := _name(e))]
+    return []
 
 
 def _one_line(stmt: ast.stmt) -> bool:
@@ -237,6 +251,8 @@ def followed_names(stmt: ast.stmt, which: str, calls: list[ast.Call], value: ast
             for a in (*c.args, *(k.value for k in c.keywords)):
                 out += [n for n in _loads(a, skip_funcs=True) if n not in out]
         return out
+    if which == "all":
+        return _loads(stmt, skip_funcs=False)
     if which == "value":
         return _loads(value, skip_funcs=True) if value is not None else []
     words = set(which.split(","))
@@ -359,8 +375,9 @@ def module_name(lines: list[str], module: str = "torch.nn") -> str:
 
 def definition_texts(lines: list[str], lineno: int, names: list[str], hops: int = 2) -> list[str]:
     """The statements (stripped lines) that defined ``names`` as read at ``lineno``, and those that
-    defined the names *they* read, ``hops`` deep: where a mask or a size came from
-    (``mask = pad[:, None]`` <- ``pad = (ids == 0).long()``)."""
+    defined the names *they* read or call, ``hops`` deep: where a mask or a size came from
+    (``mask = pad[:, None]`` <- ``pad = (ids == 0).long()``; ``x = self.act(self.fc2(x))`` <-
+    ``self.fc2 = nn.Linear(64, 32)``)."""
     out: list[int] = []
     todo = [(lineno, names)]
     for _ in range(hops):
@@ -375,6 +392,92 @@ def definition_texts(lines: list[str], lineno: int, names: list[str], hops: int 
         for n in found:
             stmt = next((s for s in ast.walk(mod.tree) if isinstance(s, ast.stmt) and s.lineno == n), None)
             value = getattr(stmt, "value", None)
-            if isinstance(value, ast.expr):
-                todo.append((n, _loads(value, skip_funcs=True)))
+            if isinstance(value, ast.expr):  # the layers it calls too: where the value's shape came from
+                todo.append((n, _loads(value, skip_funcs=False)))
     return [lines[n - 1].strip() for n in out]
+
+
+MAX_CHAIN = 6  # assignments followed back from the failing line to a loop-carried one
+
+
+def _in_loop(mod: _Module, node: ast.AST) -> bool:
+    while node is not None:
+        node = mod.parent.get(id(node))
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            return True
+        if isinstance(node, _SCOPES):
+            return False
+    return False
+
+
+def _bound_before(mod: _Module, stmt: ast.stmt, name: str) -> list[ast.stmt]:
+    """The assignments of ``name`` above ``stmt`` in its scope (its value when the loop starts)."""
+    func = mod.function_at(stmt.lineno)
+    scope = func if func is not None else mod.tree
+    return [s for s in _own_statements(scope) if s.lineno < stmt.lineno and name in _binds(s)]
+
+
+def carried_state(lines: list[str], lineno: int, names: list[str]) -> tuple[int, str, str] | None:
+    """The state a loop carries into the graph of the failing line: ``(line, name, detached)`` for
+    the first statement, followed back through the assignments of ``names``, that runs in a loop,
+    hands ``name`` to a call and rebinds it (``logits, hidden = model(inp, hidden)``); ``detached`` is that
+    state cut from the previous step's graph, as the file's code needs it (an LSTM's state is a
+    tuple; a state that starts as ``None`` stays ``None`` on the first step)."""
+    if not names or len(lines) > MAX_FILE_LINES:
+        return None
+    mod = _module("\n".join(lines))
+    if mod is None:
+        return None
+    seen: set[int] = set()
+    todo = [(lineno, n) for n in names]
+    steps = [MAX_STEPS]
+    for _ in range(MAX_CHAIN):
+        nxt = []
+        for at, name in todo:
+            for d in _binds_at(mod, name, at, steps):
+                if d.lineno in seen:
+                    continue
+                seen.add(d.lineno)
+                value = getattr(d, "value", None)
+                if not isinstance(value, ast.expr):
+                    continue
+                read = _loads(value, skip_funcs=True)
+                # a state handed to a call (a model, a cell) and taken back from it; a running
+                # sum (total = total + loss) is another cause
+                passed = {
+                    n
+                    for c in ast.walk(value)
+                    if isinstance(c, ast.Call)
+                    for a in (*c.args, *(k.value for k in c.keywords))
+                    for n in _loads(a, skip_funcs=True)
+                }
+                for state in _binds(d):
+                    if state in passed and _in_loop(mod, d) and _one_line(d):
+                        return d.lineno, state, _detached(mod, d, state, lines)
+                nxt += [(d.lineno, n) for n in read]
+        todo = nxt
+        if not todo:
+            break
+    return None
+
+
+def _binds_at(mod: _Module, name: str, line: int, steps: list[int]) -> list[ast.stmt]:
+    """The nearest assignment above ``line`` in its scope that binds ``name`` (a tuple's element too)."""
+    steps[0] -= 1
+    if steps[0] < 0:
+        return []
+    func = mod.function_at(line)
+    scope = func if func is not None else mod.tree
+    here = [s for s in _own_statements(scope) if s.lineno < line and name in _binds(s)]
+    return [max(here, key=lambda s: s.lineno)] if here else []
+
+
+def _detached(mod: _Module, stmt: ast.stmt, name: str, lines: list[str]) -> str:
+    lstm = any("LSTM(" in ln for ln in lines[:MAX_FILE_LINES])
+    cut = f"tuple(s.detach() for s in {name})" if lstm else f"{name}.detach()"
+    first = _bound_before(mod, stmt, name)
+    starts_none = not first or any(
+        isinstance(getattr(s, "value", None), ast.Constant) and s.value.value is None
+        for s in first  # type: ignore[attr-defined]
+    )
+    return f"None if {name} is None else {cut}" if starts_none else cut

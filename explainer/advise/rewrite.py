@@ -7,7 +7,8 @@ operation per line of a ``rewrite`` fence:
 ``method OLD -> NEW``          every call ``x.OLD(...)`` becomes ``x.NEW(...)``, arguments kept
 ``receiver METHOD -> TPL``     in ``r.METHOD(...)`` the object ``r`` becomes ``TPL`` (``{}`` is ``r``)
 ``arg CALL N -> TPL``          the N-th positional argument (0-based) of ``CALL(...)`` becomes ``TPL``;
-                               ``arg CALL name= -> TPL`` the value of its keyword ``name``
+                               ``arg CALL name= -> TPL`` the value of its keyword ``name``; ``arg CALL
+                               N|name= -> TPL`` either (the argument given by position or by keyword)
 ``kwarg CALL NAME=VALUE``      add the keyword argument to ``CALL(...)``, or replace its value
 ``args CALL -> TPL``           all the arguments of ``CALL(...)`` become ``TPL`` (``{}`` is them)
 ``call CALL -> TPL``           the whole call ``CALL(...)`` becomes ``TPL`` (``{}`` is the call)
@@ -47,7 +48,7 @@ Where the paste shows Python 3.11's carets under part of the line, ``*`` is the 
 (the one that failed), and ``arg0``/``call``/``receiver`` are read from it.
 
 ``CALL`` names a callee by its last dotted components (``cross_entropy`` matches
-``F.cross_entropy`` and ``torch.nn.functional.cross_entropy``), or ``*`` for the line's outermost
+``F.cross_entropy`` and ``torch.nn.functional.cross_entropy``; ``LSTM,GRU,RNN``: any of them), or ``*`` for the line's outermost
 call of a named callee (``self.fc``, ``criterion``, ``F.relu``): a method called on a call's result
 (``.flatten(1)`` in ``self.pool(self.stem(x)).flatten(1)``) is skipped. ``TPL``/``STMT``/``VALUE`` may use ``{}`` (the text being replaced) and ``{name}`` or
 ``{name|default}``: values captured from the message and read from the line (``target``,
@@ -80,10 +81,10 @@ class RewriteError(ValueError):
 _ARGS = {
     "method": Lazy(r"\s+(\w+)\s*->\s*(\w+)"),
     "receiver": Lazy(r"\s+(\w+)\s*->\s*(\S.*)"),
-    "arg": Lazy(r"\s+(\*|[\w.]+)\s+(\d+|\w+=|\{\w+\}(?:-1)?)\s*->\s*(\S.*)"),
-    "args": Lazy(r"\s+(\*|[\w.]+)\s*->\s*(\S.*)"),
-    "kwarg": Lazy(r"\s+(\*|[\w.]+)\s+(\w+)=(\S.*)"),
-    "call": Lazy(r"\s+(\*|[\w.]+)\s*->\s*(\S.*)"),
+    "arg": Lazy(r"\s+(\*|[\w.,]+)\s+(\d+\|\w+=|\d+|\w+=|\{\w+\}(?:-1)?)\s*->\s*(\S.*)"),
+    "args": Lazy(r"\s+(\*|[\w.,]+)\s*->\s*(\S.*)"),
+    "kwarg": Lazy(r"\s+(\*|[\w.,]+)\s+(\w+)=(\S.*)"),
+    "call": Lazy(r"\s+(\*|[\w.,]+)\s*->\s*(\S.*)"),
     "value": Lazy(
         r"(?:\s+((?:list|objects|call|chain|binop|name|const)(?:,(?:list|objects|call|chain|binop|name|const))*))?\s*->\s*(\S.*)"
     ),
@@ -91,8 +92,8 @@ _ARGS = {
     "bitwise": Lazy(r""),
     "line": Lazy(r"\s*->\s*(\S.*)"),
     "before": Lazy(r"\s+(\S.*)"),
-    "drop": Lazy(r"\s+(\*|[\w.]+)\s+(\w+)="),
-    "target": Lazy(r"\s+(def\s+(?:callee|args|value|[a-z0-9]+(?:,[a-z0-9]+)*)|[\w.]+)"),
+    "drop": Lazy(r"\s+(\*|[\w.,]+)\s+(\w+)="),
+    "target": Lazy(r"\s+(def\s+(?:callee|args|value|carried|[a-z0-9]+(?:,[a-z0-9]+)*)|[\w.]+)"),
 }
 OPS = tuple(_ARGS)
 
@@ -121,8 +122,11 @@ def parse_ops(text: str) -> list[tuple]:
 
 def structural(ops: list[tuple]) -> bool:
     """Whether a rewrite changes a definition only where it has a given shape (``target def`` with a
-    ``drop`` or a ``value KIND``): applied, it found in the user's file what its causes describe."""
+    ``drop`` or a ``value KIND``, or ``target def carried``): applied, it found in the user's file
+    what its causes describe."""
     spec, rest = split_target(ops)
+    if spec == "def carried":  # found only where a loop hands a state to a call and takes it back
+        return True
     return bool(spec and spec.startswith("def")) and any(op[0] == "drop" or (op[0] == "value" and op[1]) for op in rest)
 
 
@@ -298,7 +302,8 @@ def _callees(spec: str, stmt: ast.stmt, values: dict[str, str]) -> list[ast.Call
             if not (isinstance(c.func, ast.Attribute) and isinstance(c.func.value, (ast.Call, ast.Subscript)))
         ]
         return named[:1]
-    return [c for c in _calls(stmt) if _name_matches(c.func, spec)]
+    specs = spec.split(",")  # LSTM,GRU,RNN: a call of any of them
+    return [c for c in _calls(stmt) if any(_name_matches(c.func, one) for one in specs)]
 
 
 Edits = list[tuple[int, int, str]]
@@ -339,13 +344,14 @@ def _edit_arg(op: tuple, stmt: ast.stmt, src: _Source, values: dict[str, str]) -
         idx = str(int(raw) - (1 if minus == "-1" else 0))
         if int(idx) < 0:
             return None
+    pos, _, kw = idx.partition("|") if "|" in idx else (("", "", idx) if idx.endswith("=") else (idx, "", ""))
     for c in _callees(spec, stmt, values):
-        node: ast.AST | None
-        if idx.endswith("="):
-            node = next((k.value for k in c.keywords if k.arg == idx[:-1]), None)
-        else:
-            i = int(idx)
+        node: ast.AST | None = None
+        if pos:
+            i = int(pos)
             node = c.args[i] if i < len(c.args) and not isinstance(c.args[i], ast.Starred) else None
+        if node is None and kw:
+            node = next((k.value for k in c.keywords if k.arg == kw[:-1]), None)
         if node is None:
             continue
         rep = fill_template(tpl, src.operand(node), values)
@@ -660,7 +666,7 @@ def _apply_at_definition(
 ) -> tuple[str, str, int] | None:
     """``target def WHICH``: the rewrite applied to the first statement that defined a name of the
     failing line and that the operations apply to (``explainer/advise/defuse.py``)."""
-    from explainer.advise.defuse import candidate_lines, followed_names, holds_objects, module_name
+    from explainer.advise.defuse import candidate_lines, carried_state, followed_names, holds_objects, module_name
 
     stmt = _statement(strip_comment(code.strip()))
     if stmt is None:
@@ -668,6 +674,13 @@ def _apply_at_definition(
     focused = _callees("*", stmt, values)
     calls = focused + [c for c in _calls(stmt) if c not in focused]
     file_values = {"nn": module_name(lines)}
+    if which == "carried":  # the state a loop carries into this line's graph
+        found = carried_state(lines, lineno, followed_names(stmt, "all", calls, _value_of(stmt)))
+        if found is None:
+            return None
+        n, name, detached = found
+        res = apply(ops, lines[n - 1], {**values, **file_values, "carried": name, "detached": detached})
+        return (*res, n) if res else None
     for n in candidate_lines(lines, lineno, followed_names(stmt, which, calls, _value_of(stmt))):
         objects = {"holds_objects": "1"} if holds_objects(lines, n) else {}
         res = apply(ops, lines[n - 1], {**values, **file_values, **objects, **code_values(lines[n - 1])})

@@ -52,7 +52,8 @@ CATEGORIES = {
     "inference",
 }
 KINDS = {"error", "warning", "log"}
-CODE_VALUES = {"code", "target", "call", "receiver", "arg0", "arg1", "nn"}  # nn: how the file names torch.nn
+# nn: how the file names torch.nn; carried, detached: a loop-carried state (``target def carried``)
+CODE_VALUES = {"code", "target", "call", "receiver", "arg0", "arg1", "nn", "carried", "detached"}
 REQUIREMENTS = re.compile(
     r"^(cuda|old-cuda-driver|multi-gpu|mps|linux|windows|macos|torchvision|triton|c-compiler|ninja|numpy<2|torch(>=|<|==)[0-9.]+"
     r"|pkg:[A-Za-z0-9][A-Za-z0-9_.-]*((>=|<=|==|<|>)[0-9][0-9.]*)?)$"
