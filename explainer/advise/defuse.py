@@ -400,7 +400,7 @@ def definition_texts(lines: list[str], lineno: int, names: list[str], hops: int 
 MAX_CHAIN = 6  # assignments followed back from the failing line to a loop-carried one
 
 
-def _in_loop(mod: _Module, node: ast.AST) -> bool:
+def _in_loop(mod: _Module, node: ast.AST | None) -> bool:
     while node is not None:
         node = mod.parent.get(id(node))
         if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
@@ -476,8 +476,6 @@ def _detached(mod: _Module, stmt: ast.stmt, name: str, lines: list[str]) -> str:
     lstm = any("LSTM(" in ln for ln in lines[:MAX_FILE_LINES])
     cut = f"tuple(s.detach() for s in {name})" if lstm else f"{name}.detach()"
     first = _bound_before(mod, stmt, name)
-    starts_none = not first or any(
-        isinstance(getattr(s, "value", None), ast.Constant) and s.value.value is None
-        for s in first  # type: ignore[attr-defined]
-    )
+    starts = [getattr(s, "value", None) for s in first]
+    starts_none = not first or any(isinstance(v, ast.Constant) and v.value is None for v in starts)
     return f"None if {name} is None else {cut}" if starts_none else cut

@@ -6,10 +6,12 @@ operation per line of a ``rewrite`` fence:
 =============================  ===========================================================================
 ``method OLD -> NEW``          every call ``x.OLD(...)`` becomes ``x.NEW(...)``, arguments kept
 ``receiver METHOD -> TPL``     in ``r.METHOD(...)`` the object ``r`` becomes ``TPL`` (``{}`` is ``r``)
-``arg CALL N -> TPL``          the N-th positional argument (0-based) of ``CALL(...)`` becomes ``TPL``;
+``arg CALL N -> TPL``          the N-th positional argument (0-based) of ``CALL(...)`` becomes ``TPL``
+                               (``*`` on a line without such a call: an operand of ``a @ b``);
                                ``arg CALL name= -> TPL`` the value of its keyword ``name``; ``arg CALL
                                N|name= -> TPL`` either (the argument given by position or by keyword)
-``kwarg CALL NAME=VALUE``      add the keyword argument to ``CALL(...)``, or replace its value
+``kwarg CALL NAME=VALUE``      add the keyword argument to ``CALL(...)``, or replace its value (with
+                               several callees, ``mean,std``, to every call of them)
 ``args CALL -> TPL``           all the arguments of ``CALL(...)`` become ``TPL`` (``{}`` is them)
 ``call CALL -> TPL``           the whole call ``CALL(...)`` becomes ``TPL`` (``{}`` is the call)
 ``value -> TPL``               the statement's value (right-hand side, or the expression) becomes ``TPL``;
@@ -26,6 +28,8 @@ operation per line of a ``rewrite`` fence:
                                (``mean,std``: ``MEAN``, ``img_std``, ``self.mean``) becomes ``TPL``
 ``bitwise``                    ``a and b`` / ``a or b`` / ``not a`` become ``(a) & (b)`` / ``(a) | (b)`` / ``~(a)``
                                (tensors combine element-wise; ``and`` asks for one truth value)
+``keepdim``                    every reduction over a dimension (``x.mean(dim=1)``, ``torch.sum(x, 1)``)
+                               gets ``keepdim=True``, so that it still lines up with the tensor it came from
 ``line -> TPL``                the whole line becomes ``TPL``
 ``before STMT``                the statement ``STMT`` goes before the line
 ``target CALL``                (first, once) the operations change another line: the nearest one above the
@@ -90,6 +94,7 @@ _ARGS = {
     ),
     "name": Lazy(r"\s+([a-z0-9]+(?:,[a-z0-9]+)*)\s*->\s*(\S.*)"),
     "bitwise": Lazy(r""),
+    "keepdim": Lazy(r""),
     "line": Lazy(r"\s*->\s*(\S.*)"),
     "before": Lazy(r"\s+(\S.*)"),
     "drop": Lazy(r"\s+(\*|[\w.,]+)\s+(\w+)="),
@@ -346,7 +351,7 @@ def _edit_arg(op: tuple, stmt: ast.stmt, src: _Source, values: dict[str, str]) -
             return None
     pos, _, kw = idx.partition("|") if "|" in idx else (("", "", idx) if idx.endswith("=") else (idx, "", ""))
     for c in _callees(spec, stmt, values):
-        node: ast.AST | None = None
+        node: ast.expr | None = None
         if pos:
             i = int(pos)
             node = c.args[i] if i < len(c.args) and not isinstance(c.args[i], ast.Starred) else None
@@ -358,6 +363,12 @@ def _edit_arg(op: tuple, stmt: ast.stmt, src: _Source, values: dict[str, str]) -
         if rep is None:
             return None
         return [(*src.span(node), rep)]
+    if spec in ("*", "matmul", "mm") and pos in ("0", "1"):  # ``a @ b``: a matmul whose arguments are a, b
+        mm = next((n for n in ast.walk(stmt) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult)), None)
+        if mm is not None:
+            node = mm.left if pos == "0" else mm.right
+            rep = fill_template(tpl, src.operand(node), values)
+            return None if rep is None else [(*src.span(node), rep)]
     return []
 
 
@@ -367,15 +378,19 @@ def _edit_kwarg(op: tuple, stmt: ast.stmt, src: _Source, values: dict[str, str])
     rep = fill_template(val, None, values)
     if rep is None:
         return None
+    edits = []
     for c in _callees(spec, stmt, values):
         kw = next((k for k in c.keywords if k.arg == name), None)
         if kw is not None:
-            return [(*src.span(kw.value), rep)]
-        s, e = src.span(c)
-        close = src.text.rindex(")", s, e)
-        sep = ", " if (c.args or c.keywords) else ""
-        return [(close, close, f"{sep}{name}={rep}")]
-    return []
+            edits.append((*src.span(kw.value), rep))
+        else:
+            s, e = src.span(c)
+            close = src.text.rindex(")", s, e)
+            sep = ", " if (c.args or c.keywords) else ""
+            edits.append((close, close, f"{sep}{name}={rep}"))
+        if "," not in spec:  # one callee named: its first call; several (mean,std): each of their calls
+            break
+    return edits
 
 
 def _edit_args(op: tuple, stmt: ast.stmt, src: _Source, values: dict[str, str]) -> Edits | None:
@@ -460,6 +475,27 @@ def _is_kind(value: ast.expr, kind: str, values: dict[str, str]) -> bool:
     return isinstance(value, _VALUE_KINDS[kind])
 
 
+_REDUCTIONS = frozenset(
+    ("mean", "sum", "std", "var", "amax", "amin", "norm", "logsumexp", "prod", "nansum", "nanmean", "count_nonzero")
+)
+
+
+def _edit_keepdim(op: tuple, stmt: ast.stmt, src: _Source, values: dict[str, str]) -> Edits | None:
+    """``keepdim``: every reduction over a dimension (``x.mean(dim=1)``, ``torch.sum(x, 1)``) keeps it."""
+    edits = []
+    for c in _calls(stmt):
+        f = c.func
+        if not (isinstance(f, ast.Attribute) and f.attr in _REDUCTIONS) or any(k.arg == "keepdim" for k in c.keywords):
+            continue
+        function_form = isinstance(f.value, ast.Name) and f.value.id in ("torch", "np", "numpy")
+        if not (any(k.arg in ("dim", "axis") for k in c.keywords) or len(c.args) > (1 if function_form else 0)):
+            continue  # a reduction to one number broadcasts already
+        s, e = src.span(c)
+        close = src.text.rindex(")", s, e)
+        edits.append((close, close, ", keepdim=True"))
+    return edits
+
+
 def _edit_value(op: tuple, stmt: ast.stmt, src: _Source, values: dict[str, str]) -> Edits | None:
     """``value [KIND] -> TEMPLATE``: the value the line assigns or returns, rewritten (only a value of
     that kind, with one)."""
@@ -513,6 +549,7 @@ _EDITS = {
     "value": _edit_value,
     "line": _edit_line,
     "drop": _edit_drop,
+    "keepdim": _edit_keepdim,
 }
 
 
