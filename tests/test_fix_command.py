@@ -83,3 +83,50 @@ def test_no_fix_for_a_paste_without_a_file_here():
         timeout=120,
     )
     assert out.returncode == 1 and out.stderr.startswith("tbx fix: no fix")
+
+
+NON_LEAF = """\
+import torch
+
+torch.manual_seed(0)
+X = torch.randn(32, 3)
+y = X @ torch.tensor([[1.0], [-2.0], [0.5]])
+w = torch.randn(3, 1, requires_grad=True) * 0.01
+b = torch.zeros(1, requires_grad=True)
+opt = torch.optim.SGD([w, b], lr=0.1)
+for _ in range(100):
+    opt.zero_grad()
+    loss = ((X @ w + b - y) ** 2).mean()
+    loss.backward()
+    opt.step()
+assert loss.item() < 0.1
+"""
+
+
+def test_check_fix_runs_a_copy_and_leaves_the_file_alone(tmp_path):
+    script = tmp_path / "fit.py"
+    script.write_text(NON_LEAF)
+    out = _tbx("run", "--check-fix", str(script))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "can't optimize a non-leaf Tensor" in out.stderr  # the first run's error
+    assert "+w = (torch.randn(3, 1) * 0.01).requires_grad_()" in out.stdout
+    assert "the error is gone" in out.stdout and "tbx run --check-fix --apply" in out.stdout
+    assert script.read_text() == NON_LEAF and sorted(p.name for p in tmp_path.iterdir()) == ["fit.py"]
+    applied = _tbx("run", "--check-fix", "--apply", str(script))
+    assert applied.returncode == 0 and "applied to" in applied.stdout
+    assert "w = (torch.randn(3, 1) * 0.01).requires_grad_()\n" in script.read_text()
+    assert _tbx("run", "--check-fix", str(script)).stdout.startswith("tbx: ")  # nothing left to fix
+
+
+def test_check_fix_says_when_the_error_remains_and_writes_nothing(tmp_path):
+    # two in-place updates: the fix of the first one leaves the second failing the same way
+    source = (
+        "import torch\n\nw = torch.ones(3, requires_grad=True)\nb = torch.ones(1, requires_grad=True)\n"
+        "loss = (w.sum() + b.sum()) ** 2\nloss.backward()\nw -= 0.1 * w.grad\nb -= 0.1 * b.grad\n"
+    )
+    script = tmp_path / "sgd.py"
+    script.write_text(source)
+    out = _tbx("run", "--check-fix", "--apply", str(script))
+    assert out.returncode == 1
+    assert "the same error remains (now at line 8)" in out.stdout
+    assert script.read_text() == source and not (tmp_path / "sgd.py.tbx-orig").exists()

@@ -375,9 +375,66 @@ def cmd_serve(args) -> int:
 
 
 def cmd_run(args) -> int:
+    if args.check_fix or args.apply or args.unsafe:
+        return _check_fix(args)
     from explainer.surfaces.hook import run_script
 
     return run_script(args.script, args.args)
+
+
+_VERDICTS = {
+    "fixed": "the error is gone: the script now runs to its end (exit 0)",
+    "same-error": "the same error remains{at}: {after}",
+    "other-error": "the first error is gone, but the script now fails with: {after}",
+    "timeout": "{reason}",
+}
+
+
+def _check_fix(args) -> int:
+    """``run --check-fix``: exit 0 when the fix makes the script run to its end, 1 otherwise."""
+    import os
+
+    from explainer.surfaces.fix import check_fix
+
+    if not os.path.isfile(args.script):
+        raise UsageError(f"no such script: {args.script}")
+    if (args.apply or args.unsafe) and not args.check_fix:
+        raise UsageError("--apply and --unsafe go with --check-fix")
+    report = check_fix(args.script, args.args, _index(), timeout=args.timeout)
+    status = report["status"]
+    if status == "no-error":
+        print(f"tbx: {args.script} ran without an error: there is nothing to fix")
+        return EXIT_OK
+    print(f"tbx: {args.script} failed: {report['before']}", file=sys.stderr)
+    if status in ("no-fix", "cannot-apply") or (status == "timeout" and report["fix"] is None):
+        print(f"tbx: not checked: {report['reason']}; `tbx explain` shows the advice", file=sys.stderr)
+        return 1
+    fix, match = report["fix"], report["match"]
+    print(f"# {match['id']}: {fix['title']['en']} ({fix['applicability']})")
+    print(report["diff"], end="")
+    at = f" (now at line {report['after_line']})" if report.get("after_line") else ""
+    verdict = _VERDICTS[status].format(at=at, **report)
+    print(f"checked on a copy (your file is unchanged): {verdict}")
+    if status != "fixed":
+        return 1
+    unsafe = " --unsafe" if fix["applicability"] != "safe" else ""
+    if not args.apply:
+        print(f"to apply it: tbx run --check-fix --apply{unsafe} {args.script}")
+        return EXIT_OK
+    if unsafe and not args.unsafe:
+        print(
+            "tbx: not applied: the fix is not safe (it may change what the code means; use --unsafe)", file=sys.stderr
+        )
+        return 1
+    from explainer.surfaces.fix import apply
+
+    with open(args.script, encoding="utf-8", newline="") as f:
+        if f.readlines() != report["before_text"]:
+            print(f"tbx: not applied: {args.script} changed while it was checked", file=sys.stderr)
+            return 1
+    backup = apply(os.path.abspath(args.script), report["after_text"])
+    print(f"applied to {args.script} (the old file is {backup})")
+    return EXIT_OK
 
 
 def build_parser():
@@ -556,6 +613,16 @@ def build_parser():
     i.set_defaults(func=cmd_longtail_info)
 
     s = sub.add_parser("run", help="run a script with the explaining excepthook")
+    s.add_argument(
+        "--check-fix",
+        action="store_true",
+        help="run the script, apply the answer's fix to a copy, run the copy: is the error gone? (your file is unchanged)",
+    )
+    s.add_argument(
+        "--timeout", type=float, default=600, help="seconds each run may take with --check-fix (default 600)"
+    )
+    s.add_argument("--apply", action="store_true", help="with --check-fix: write the fix when the check passed")
+    s.add_argument("--unsafe", action="store_true", help="with --apply: also a fix marked review")
     s.add_argument("script", help="the Python script to run as __main__")
     s.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments")
     s.set_defaults(func=cmd_run)

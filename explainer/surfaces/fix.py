@@ -81,3 +81,112 @@ def apply(path: str, after: list[str]) -> str:
             os.unlink(tmp)
         raise
     return backup
+
+
+# -- --check-fix: the fix tried on a copy -----------------------------------------------------------
+
+# the copy runs as the script itself would: named ``__main__``, its ``__file__`` and its traceback lines
+# are the script's path (the patched text is compiled under it), its folder first on ``sys.path``;
+# the patched text lives in a temporary file, never next to the user's script
+_RUNNER = (
+    "import os, sys\n"
+    "path, patched = sys.argv[1], sys.argv[2]\n"
+    "sys.argv = [path, *sys.argv[3:]]\n"
+    "sys.path[0] = os.path.dirname(os.path.abspath(path))\n"
+    "with open(patched, encoding='utf-8') as f:\n"
+    "    code = compile(f.read(), path, 'exec')\n"
+    "exec(code, {'__name__': '__main__', '__file__': path, '__builtins__': __builtins__})\n"
+)
+
+
+def _run(cmd: list[str], cwd: str, timeout: float) -> tuple[int | None, str]:
+    """(exit code or None on timeout, stderr) of a child Python."""
+    import subprocess
+
+    try:
+        p = subprocess.run(
+            cmd, cwd=cwd, capture_output=True, text=True, encoding="utf-8", errors="replace", timeout=timeout
+        )
+    except subprocess.TimeoutExpired as exc:
+        err = exc.stderr.decode("utf-8", "replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
+        return None, err
+    return p.returncode, p.stderr
+
+
+def _last_line(stderr: str) -> str:
+    lines = [ln.strip() for ln in stderr.strip().split("\n") if ln.strip()]
+    return lines[-1][:300] if lines else "(no output)"
+
+
+def _line_in(stderr: str, script: str) -> int | None:
+    """The last line of ``script`` that the traceback in ``stderr`` names."""
+    import re
+
+    found = None
+    for m in re.finditer(r'^\s*File "([^"\n]{1,4096})", line (\d{1,9})', stderr, re.M):
+        if os.path.realpath(m.group(1)) == os.path.realpath(script):
+            found = int(m.group(2))
+    return found
+
+
+def check_fix(path: str, args: list[str], index, *, timeout: float, unsafe: bool = True) -> dict:
+    """Run ``path``, explain its traceback, apply the chosen fix to a copy and run that.
+
+    Keys: ``status`` (``no-error``, ``no-fix``, ``cannot-apply``, ``fixed``, ``same-error``,
+    ``other-error``, ``timeout``), ``before`` (the first run's last line), ``after`` (the copy's),
+    ``fix`` and ``match`` (what was tried), ``diff``, ``reason``. The user's file is never written."""
+    import sys
+
+    from explainer.match.explain import explain_text
+    from explainer.source import local_lines
+
+    script = os.path.abspath(path)
+    folder = os.path.dirname(script)
+    out: dict = {"status": "", "before": "", "after": "", "fix": None, "match": None, "diff": "", "reason": ""}
+    rc, err = _run([sys.executable, script, *args], folder, timeout)
+    out["before"] = _last_line(err)
+    if rc is None:
+        out.update(status="timeout", reason=f"the script ran past {timeout:g} s before it failed")
+        return out
+    if rc == 0:
+        out["status"] = "no-error"
+        return out
+    answer = explain_text(err, index)
+    picked = chosen_fix(answer, index, unsafe=unsafe, source=local_lines) if answer.matches else None
+    if picked is None:
+        out.update(status="no-fix", reason="no fix of the answer is a rewrite of a file on this machine")
+        return out
+    fix, match = picked
+    out["fix"], out["match"] = fix, match
+    where = fix["applies"]
+    if os.path.realpath(where["file"]) != os.path.realpath(script):
+        out.update(status="cannot-apply", reason=f"the fix changes {where['file']}, not the script that was run")
+        return out
+    frame = answer.parsed.user_frame
+    expected = frame.code if frame is not None and frame.file == where["file"] and frame.line == where["line"] else None
+    try:
+        with open(script, encoding="utf-8", newline="") as f:
+            before = f.readlines()
+        after = rewritten(before, fix, expected)
+    except (OSError, UnicodeDecodeError, CannotApply) as exc:
+        out.update(status="cannot-apply", reason=str(exc))
+        return out
+    out["diff"] = diff(script, before, after)
+    fd, patched = tempfile.mkstemp(prefix="tbx-check-", suffix=".py")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write("".join(after))
+        rc2, err2 = _run([sys.executable, "-c", _RUNNER, script, patched, *args], folder, timeout)
+    finally:
+        os.unlink(patched)
+    out["after"] = _last_line(err2) if rc2 != 0 else ""
+    out["after_line"] = _line_in(err2, script) if rc2 != 0 else None
+    out["after_text"], out["before_text"] = after, before
+    if rc2 is None:
+        out["status"] = "timeout"
+        out["reason"] = f"with the fix the script ran past {timeout:g} s"
+    elif rc2 == 0:
+        out["status"] = "fixed"
+    else:
+        out["status"] = "same-error" if out["after"] == out["before"] else "other-error"
+    return out
