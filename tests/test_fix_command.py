@@ -130,3 +130,18 @@ def test_check_fix_says_when_the_error_remains_and_writes_nothing(tmp_path):
     assert out.returncode == 1
     assert "the same error remains (now at line 8)" in out.stdout
     assert script.read_text() == source and not (tmp_path / "sgd.py.tbx-orig").exists()
+
+
+def test_the_script_hook_ends_with_the_command_that_checks_and_applies_the_fix(tmp_path):
+    script = tmp_path / "fit.py"
+    script.write_text(NON_LEAF)
+    out = subprocess.run(
+        [sys.executable, "-m", "explainer", "run", str(script)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert out.returncode == 1
+    assert "`tbx run --check-fix --apply fit.py`" in out.stderr
+    assert script.read_text() == NON_LEAF

@@ -107,11 +107,33 @@ def _explanation_markdown(exc: BaseException, *, lang: str | None, detail: str |
         md = answer_markdown(answer, index, lang=lang, source=cached_lines)
     else:
         md = short_markdown(answer, index, lang=lang, more=more, source=cached_lines)
+    if _SCRIPT and answer.matches:
+        md += _check_fix_hint(answer, index, lang)
     values = live_values(exc) if answer.matches else []
     if values:
         title = "张量的实际情况" if lang == "zh" else "Tensors on the failing line"
         md += f"\n**{title}:**\n\n" + "\n".join(f"- `{n}`: {d}" for n, d in values) + "\n"
     return md, answer
+
+
+_SCRIPT: list[str] = []  # the script `python -m explainer run` runs (its path, absolute), if any
+
+
+def _check_fix_hint(answer, index, lang: str) -> str:
+    """The one command that tries the answer's fix on a copy of the script and applies it."""
+    from explainer.render import advice_for
+    from explainer.source import cached_lines
+
+    script = _SCRIPT[-1]
+    for f in advice_for(answer, index, answer.matches[0], source=cached_lines)["fixes"]:
+        a = f.get("applies") or {}
+        if a.get("file") and os.path.abspath(a["file"]) == script:
+            unsafe = " --unsafe" if f["applicability"] != "safe" else ""
+            cmd = f"`tbx run --check-fix --apply{unsafe} {os.path.relpath(script)}`"
+            if lang == "zh":
+                return f"\n先在副本上试一下这个修改，通过后再写回文件：{cmd}\n"
+            return f"\nTry the fix on a copy, and write it if the error is gone: {cmd}\n"
+    return ""
 
 
 def _in_ipython() -> bool:
@@ -173,6 +195,7 @@ def run_script(path: str, args: list[str]) -> int:
     sys.argv = [path, *args]
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     install()
+    _SCRIPT.append(os.path.abspath(path))
     try:
         runpy.run_path(os.path.abspath(path), run_name="__main__")  # named as `python script.py` names it
     except SystemExit:
@@ -186,6 +209,7 @@ def run_script(path: str, args: list[str]) -> int:
         sys.excepthook(type(exc), exc.with_traceback(tb), tb)
         return 130 if isinstance(exc, KeyboardInterrupt) else 1
     finally:
+        _SCRIPT.pop()
         uninstall()
     return 0
 
