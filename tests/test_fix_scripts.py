@@ -82,7 +82,9 @@ def test_no_safe_fix_leaves_a_script_silently_wrong(results):
     assert not wrong, f"fixes labelled safe that run and fail the script's assertions: {wrong}"
 
 
-FLOOR_HERE, FLOOR_ELSEWHERE = 16 / 21, 15 / 23  # measured 2026-12-07 (set 2: 21 here, 23 elsewhere)
+# measured 2026-12-07: 18/21 where the fix belongs on the failing line, 15/23 elsewhere (16/21 and 8/23
+# before the def-use walk, keepdim and the @ operand)
+FLOOR_HERE, FLOOR_ELSEWHERE = 18 / 21, 15 / 23
 
 
 def test_second_set_pass_rates(results):
@@ -103,9 +105,9 @@ def test_pass_rate(results):
         pytest.skip("TBX_FIX_SCRIPTS runs part of the set: the pass rate is over all of it")
     rs = [r for name, r in results.items() if not name.startswith(SCRIPTS2.name + "/")]
     failing = "\n".join(f"{r['script']}: {r['reason']}" for r in rs if not r["passed"])
-    # measured 45/50 on 2026-12-01 (41/50 before rewrites could 'target' another line of the user's
-    # file); the five left need a change the paste cannot locate: the carried RNN state's name, a
-    # second in-place init line, a layer's size in __init__, the collate_fn of a tuple dataset, the
-    # parameters frozen by a loop. The goal is the floor.
+    # measured 46/50 on 2026-12-07 (the carried RNN state now found by the def-use walk; 45/50 on
+    # 2026-12-01, 41/50 before rewrites could 'target' another line of the user's file); the four left
+    # need: a second in-place init line, a layer's size in __init__ behind a view, the collate_fn of a
+    # dataset of tensors, the parameters frozen by a loop. The goal is the floor.
     floor = GOAL
     assert pass_rate(rs) >= floor, f"{sum(r['passed'] for r in rs)}/{len(rs)} pass (goal {GOAL:.0%}):\n{failing}"

@@ -107,8 +107,8 @@ def _explanation_markdown(exc: BaseException, *, lang: str | None, detail: str |
         md = answer_markdown(answer, index, lang=lang, source=cached_lines)
     else:
         md = short_markdown(answer, index, lang=lang, more=more, source=cached_lines)
-    if _SCRIPT and answer.matches:
-        md += _check_fix_hint(answer, index, lang)
+    if answer.matches:
+        md += _fix_notes(exc, answer, index, lang)
     values = live_values(exc) if answer.matches else []
     if values:
         title = "张量的实际情况" if lang == "zh" else "Tensors on the failing line"
@@ -119,14 +119,30 @@ def _explanation_markdown(exc: BaseException, *, lang: str | None, detail: str |
 _SCRIPT: list[str] = []  # the script `python -m explainer run` runs (its path, absolute), if any
 
 
-def _check_fix_hint(answer, index, lang: str) -> str:
-    """The one command that tries the answer's fix on a copy of the script and applies it."""
+def _fix_notes(exc: BaseException, answer, index, lang: str) -> str:
+    """What the hooks add about the answer's first fix: how it fared on stand-ins of the frame's
+    values (``explainer/surfaces/trial.py``), and, for a script, the command that tries it on a copy
+    and applies it."""
     from explainer.render import advice_for
     from explainer.source import cached_lines
 
+    fixes = [f for f in advice_for(answer, index, answer.matches[0], source=cached_lines)["fixes"] if f.get("applies")]
+    if not fixes:
+        return ""
+    from explainer.surfaces.trial import trial_markdown, try_fix
+
+    try:
+        note = trial_markdown(try_fix(exc, fixes[0]), lang)
+    except Exception:  # noqa: BLE001 - a trial that breaks is no trial; the answer stands
+        note = ""
+    return note + (_check_fix_hint(fixes, lang) if _SCRIPT else "")
+
+
+def _check_fix_hint(fixes: list[dict], lang: str) -> str:
+    """The one command that tries the answer's fix on a copy of the script and applies it."""
     script = _SCRIPT[-1]
-    for f in advice_for(answer, index, answer.matches[0], source=cached_lines)["fixes"]:
-        a = f.get("applies") or {}
+    for f in fixes:
+        a = f["applies"]
         if a.get("file") and os.path.abspath(a["file"]) == script:
             unsafe = " --unsafe" if f["applicability"] != "safe" else ""
             cmd = f"`tbx run --check-fix --apply{unsafe} {os.path.relpath(script)}`"

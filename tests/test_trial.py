@@ -1,0 +1,99 @@
+"""Checked on your values (``explainer/surfaces/trial.py``): in the hooks, the answer's fix runs on
+meta-device stand-ins of the failing frame's tensors and modules, never on the user's objects."""
+
+from __future__ import annotations
+
+import runpy
+import subprocess
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from explainer.surfaces.trial import trial_markdown, try_fix  # noqa: E402
+
+
+def _failure(tmp_path, source: str):
+    """(the exception, the script's namespace) of a script that fails."""
+    script = tmp_path / "train.py"
+    script.write_text(source)
+    space: dict = {}
+    try:
+        runpy.run_path(str(script), init_globals=space, run_name="__main__")
+    except Exception as exc:  # noqa: BLE001 - the failure under test
+        tb, found = exc.__traceback__, None
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == str(script):
+                found = tb.tb_frame
+            tb = tb.tb_next
+        assert found is not None
+        return exc, found.f_globals, str(script)
+    raise AssertionError("the script did not fail")
+
+
+MLP = """\
+import torch
+from torch import nn
+
+model = nn.Sequential(nn.Linear(784, 128), nn.ReLU(), nn.Linear(128, 10))
+images = torch.randn(32, 1, 28, 28)
+logits = model(images)
+"""
+
+
+def test_a_fix_that_works_says_what_came_out_and_the_users_objects_stay_as_they_were(tmp_path):
+    exc, g, path = _failure(tmp_path, MLP)
+    weight = g["model"][0].weight
+    before = weight.detach().clone()
+    fix = {"applies": {"kind": "insert_before", "file": path, "line": 6}, "code": "images = images.flatten(1)"}
+    got = try_fix(exc, fix)
+    assert got == {
+        "status": "ok",
+        "inputs": [("images", "[32, 1, 28, 28] float32")],
+        "result": "[32, 10] float32",
+        "error": None,
+    }
+    assert "`images` [32, 1, 28, 28] float32 → [32, 10] float32" in trial_markdown(got, "en")
+    # nothing of the user's changed: the module is still on the CPU with its values, the tensor unflattened
+    assert weight.device.type == "cpu" and torch.equal(weight, before) and weight.grad is None
+    assert g["images"].shape == (32, 1, 28, 28)
+
+
+def test_a_fix_that_still_raises_on_the_users_shapes_is_called_out(tmp_path):
+    exc, _g, path = _failure(
+        tmp_path, "import torch\na = torch.randn(4, 20)\nb = torch.randn(5, 30)\nc = torch.mm(a, b)\n"
+    )
+    got = try_fix(exc, {"applies": {"kind": "replace_line", "file": path, "line": 4}, "code": "c = torch.mm(a, b.t())"})
+    assert got["status"] == "raises" and got["inputs"] == [("a", "[4, 20] float32"), ("b", "[5, 30] float32")]
+    assert "still raises" in trial_markdown(got, "en") and "仍然报错" in trial_markdown(got, "zh")
+
+
+def test_nothing_is_run_that_could_have_side_effects_or_that_the_fix_does_not_change(tmp_path):
+    source = (
+        "import torch\n\ndef log(x):\n    open('ran', 'w').write('x')\n    return x\n\n"
+        "x = torch.randn(2, 3).t()\ny = x.view(6)\n"
+    )
+    exc, _g, path = _failure(tmp_path, source)
+    # a user function on the new line: not called (it could do anything)
+    assert (
+        try_fix(exc, {"applies": {"kind": "replace_line", "file": path, "line": 8}, "code": "y = log(x).reshape(6)"})
+        is None
+    )
+    assert not (tmp_path / "ran").exists()
+    # a fix for another line, or one that changes another line than the failing one: not tried
+    assert try_fix(exc, {"applies": {"kind": "replace_line", "file": path, "line": 7}, "code": "x = x"}) is None
+    other = {"kind": "replace_line", "file": path, "line": 7, "fails_at": 8}
+    assert try_fix(exc, {"applies": other, "code": "x = torch.randn(3, 2)"}) is None
+    ok = try_fix(exc, {"applies": {"kind": "replace_line", "file": path, "line": 8}, "code": "y = x.reshape(6)"})
+    assert ok["status"] == "ok" and ok["result"] == "[6] float32"
+
+
+def test_the_script_hook_shows_the_trial(tmp_path):
+    script = tmp_path / "mlp.py"
+    script.write_text(MLP)
+    out = subprocess.run(
+        [sys.executable, "-m", "explainer", "run", str(script)], capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 1
+    assert "Checked on stand-ins of your tensors" in out.stderr and "→ [32, 10] float32" in out.stderr
