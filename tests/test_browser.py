@@ -170,3 +170,35 @@ def test_docs_page_renders_offline(page, server):
     for route in ("/v1/explain", "/v1/entries/{entry_id}", "/v1/search", "/healthz"):
         assert route in text
     assert page.outside == [] and page.problems == []
+
+
+LONG_LINE = """\
+Traceback (most recent call last):
+  File "/home/me/project/train_classifier.py", line 88, in <module>
+    normalized_feature_windows = (feature_windows_for_this_batch - feature_windows_for_this_batch.mean(dim=1)) / feature_windows_for_this_batch.std(dim=1)
+RuntimeError: The size of tensor a (24) must match the size of tensor b (8) at non-singleton dimension 1
+"""
+
+
+def test_on_a_phone_the_answer_starts_on_screen_and_the_fix_is_never_hidden(browser, server):
+    context = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=3, locale="en-US")
+    page = context.new_page()
+    try:
+        page.goto(server + "/")
+        page.fill("#paste", LONG_LINE)
+        explain_in(page, "en")
+        card = page.locator("#matches article.match").first
+        box = card.bounding_box()
+        assert box is not None and 0 <= box["y"] < 844, box  # the answer is on the first screen after Explain
+        fix = card.locator(".rendered.short .codeblock").first
+        pre, button = fix.locator("pre"), fix.locator("button.copy")
+        assert "keepdim=True" in pre.inner_text()  # the fix rewrote the user's long line
+        # the code wraps: nothing of it lies past the right edge, so the change is on screen
+        assert page.evaluate("(el) => el.scrollWidth <= el.clientWidth + 1", pre.element_handle())
+        p, b = pre.bounding_box(), button.bounding_box()
+        assert p["x"] + p["width"] <= 390 + 0.5
+        # the copy button never covers the code: it sits above it
+        assert b["y"] + b["height"] <= p["y"] + 0.5, (b, p)
+        page.screenshot(path=str(ARTIFACTS / "paste-page-phone-390.png"), full_page=False)
+    finally:
+        context.close()

@@ -208,6 +208,10 @@
       showMatches(data);
       result.hidden = false;
       setStatus(data.matches.length ? t("found", data.matches.length) : "");
+      // the answer starts on screen: on a phone the form fills the first screen, so bring it up
+      const answer = matchesBox.querySelector("article.match") || result;
+      const top = answer.getBoundingClientRect().top;
+      if (top < 0 || top > window.innerHeight * 0.5) answer.scrollIntoView({ block: "start" });
     } catch (e) {
       setStatus(t("network"), true);
     } finally {
