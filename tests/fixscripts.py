@@ -7,8 +7,8 @@ failure belongs to::
     # expect: view-non-contiguous
 
 :func:`run_case` does what a user does with the answer: run the script, paste its real traceback,
-take the first fix that says where it goes (``applies``), put its code at the failing line of the
-script, and run the script again. The script passes when it now exits 0: the error is gone *and*
+take the first fix that says where it goes (``applies``), write it into a copy of the script the way
+``tbx fix --apply`` writes it (the same function), and run the script again. The script passes when it now exits 0: the error is gone *and*
 the author's assertions hold.
 
 Used by ``tests/test_fix_scripts.py`` (the tests) and ``tests/bench/fix_scripts.py`` (the table and
@@ -155,6 +155,7 @@ def run_case(path, index, *, timeout: int = TIMEOUT) -> dict:
     """
     from explainer.advise.rewrite import apply_to_source
     from explainer.match.explain import explain_text
+    from explainer.surfaces.fix import CannotApply, rewritten
 
     path = Path(path)
     res: dict = {
@@ -237,7 +238,14 @@ def run_case(path, index, *, timeout: int = TIMEOUT) -> dict:
                 res["reason"] or f"the fix's line is not in the script: {where.get('file')}:{where.get('line')}"
             )
             return res
-        patched = apply_to_source(source, where["line"], where["kind"], first["code"])
+        # written the way `tbx fix --apply` writes it (its own function), so the figure is the round trip
+        uf = answer.parsed.user_frame
+        expected = uf.code if uf is not None and uf.line == where["line"] else None
+        try:
+            patched = "".join(rewritten(source.splitlines(keepends=True), first, expected))
+        except CannotApply as exc:
+            res["reason"] = res["reason"] or f"tbx fix would not apply {first['id']}: {exc}"
+            return res
         script.write_text(patched, encoding="utf-8")
         res["applied"] = True
         rc2, _out2, err2 = _run(script, tmp, timeout)

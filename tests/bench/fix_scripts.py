@@ -74,8 +74,10 @@ def main(argv=None) -> int:
 
         record(
             "fix_scripts" if args.set == "first" else f"fix_scripts_{args.set}",
-            f"failing-scripts set ({m} scripts, {entries} entries): right entry first / first applicable fix makes it pass",
-            f"{ids}/{m} / {n}/{m} ({100 * pass_rate(results):.0f} %, goal {100 * GOAL:.0f} %); a fix applies {applied}/{m}{split}",
+            f"failing-scripts {args.set} set ({m} scripts, {entries} entries): right entry first / first applicable fix,"
+            " written as `tbx fix --apply` writes it, makes it pass",
+            f"{ids}/{m} / {n}/{m} ({100 * pass_rate(results):.0f} %, goal {100 * GOAL:.0f} %); a fix applies {applied}/{m}{split};"
+            f" safe fixes silently wrong {len(safe_wrong)}",
         )
     if args.markdown:
         print(
