@@ -181,6 +181,8 @@ def advise(doc: dict, parsed, captures: dict, *, live: dict | None = None, sourc
             if res[2] != uf.line:  # the line that must change is not the one that failed
                 applies["fails_at"] = uf.line
             code = res[1]
+        if applies is None and f.get("where_applies"):
+            continue  # advice that only holds where the rewrite found its target in the user's code
         if code is None:
             code = _example(f, values)
         best = min((rank[c] for c in mine), default=len(rank))

@@ -479,3 +479,18 @@ def _detached(mod: _Module, stmt: ast.stmt, name: str, lines: list[str]) -> str:
     starts = [getattr(s, "value", None) for s in first]
     starts_none = not first or any(isinstance(v, ast.Constant) and v.value is None for v in starts)
     return f"None if {name} is None else {cut}" if starts_none else cut
+
+
+def unused_function(lines: list[str], word: str, keyword: str) -> str | None:
+    """A module-level function of the file whose name holds ``word`` and that no call passes as
+    ``keyword=`` (a ``collate_fn`` written and never given to the ``DataLoader``), else None."""
+    if len(lines) > MAX_FILE_LINES:
+        return None
+    mod = _module("\n".join(lines))
+    if mod is None:
+        return None
+    passed = {k.value.id for c in mod.calls for k in c.keywords if k.arg == keyword and isinstance(k.value, ast.Name)}
+    for f in mod.tree.body:
+        if isinstance(f, _FUNCS) and word in f.name.lower() and f.name not in passed:
+            return f.name
+    return None

@@ -31,7 +31,8 @@ operation per line of a ``rewrite`` fence:
 ``keepdim``                    every reduction over a dimension (``x.mean(dim=1)``, ``torch.sum(x, 1)``)
                                gets ``keepdim=True``, so that it still lines up with the tensor it came from
 ``line -> TPL``                the whole line becomes ``TPL``
-``before STMT``                the statement ``STMT`` goes before the line
+``before STMT``                the statement ``STMT`` goes before the line (``\n`` in it starts a new line:
+                               a ``def`` of several lines)
 ``target CALL``                (first, once) the operations change another line: the nearest one above the
                                failing line, in the same function (or at module level), that calls
                                ``CALL`` (``target backward``: the earlier ``.backward()``; ``target
@@ -615,7 +616,7 @@ def apply(ops: list[tuple], line: str | None, values: dict[str, str]) -> tuple[s
     try:
         for op in ops:
             if op[0] == "before":
-                stmt_text = fill_template(op[1], text, values)
+                stmt_text = fill_template(op[1].replace("\\n", "\n"), text, values)
                 if stmt_text is None or not _parses(stmt_text):
                     return None
                 before.append(stmt_text)
@@ -703,14 +704,22 @@ def _apply_at_definition(
 ) -> tuple[str, str, int] | None:
     """``target def WHICH``: the rewrite applied to the first statement that defined a name of the
     failing line and that the operations apply to (``explainer/advise/defuse.py``)."""
-    from explainer.advise.defuse import candidate_lines, carried_state, followed_names, holds_objects, module_name
+    from explainer.advise.defuse import (
+        candidate_lines,
+        carried_state,
+        followed_names,
+        holds_objects,
+        module_name,
+        unused_function,
+    )
 
     stmt = _statement(strip_comment(code.strip()))
     if stmt is None:
         return None
     focused = _callees("*", stmt, values)
     calls = focused + [c for c in _calls(stmt) if c not in focused]
-    file_values = {"nn": module_name(lines)}
+    # values the file gives (an empty one is missing: a rewrite that needs it does not apply)
+    file_values = {"nn": module_name(lines), "collate_fn": unused_function(lines, "collate", "collate_fn") or ""}
     if which == "carried":  # the state a loop carries into this line's graph
         found = carried_state(lines, lineno, followed_names(stmt, "all", calls, _value_of(stmt)))
         if found is None:
@@ -718,7 +727,10 @@ def _apply_at_definition(
         n, name, detached = found
         res = apply(ops, lines[n - 1], {**values, **file_values, "carried": name, "detached": detached})
         return (*res, n) if res else None
-    for n in candidate_lines(lines, lineno, followed_names(stmt, which, calls, _value_of(stmt))):
+    tried = candidate_lines(lines, lineno, followed_names(stmt, which, calls, _value_of(stmt)))
+    if which == "value":  # for x in DataLoader(ds): the value is made on the failing line itself
+        tried.append(lineno)
+    for n in tried:
         objects = {"holds_objects": "1"} if holds_objects(lines, n) else {}
         res = apply(ops, lines[n - 1], {**values, **file_values, **objects, **code_values(lines[n - 1])})
         if res:

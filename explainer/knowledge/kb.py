@@ -262,6 +262,9 @@ def read_entry(path: Path) -> Entry:
                 item["rewrites"] = [s.code for s in mine if s.role == "rewrite"]
                 # a rewrite whose precondition the paste cannot settle (which value of a mask marks what)
                 item["review"] = any("review" in s.options for s in mine if s.role == "rewrite")
+                # a fix that only makes sense where its rewrite finds what it needs in the user's code
+                # (the collate_fn the file defines): not shown at all where it does not apply
+                item["where_applies"] = any("where-applies" in s.options for s in mine if s.role == "rewrite")
                 item["causes"] = [c for c in (code[0].options.get("causes", "").split(",") if code else []) if c]
                 addresses = [s for s in mine if s.role == "addresses"]
                 if addresses and not code:  # a prose-only fix that addresses some of the causes

@@ -53,12 +53,24 @@ CATEGORIES = {
 }
 KINDS = {"error", "warning", "log"}
 # nn: how the file names torch.nn; carried, detached: a loop-carried state (``target def carried``)
-CODE_VALUES = {"code", "target", "call", "receiver", "arg0", "arg1", "nn", "carried", "detached"}
+# collate_fn: a collate function the file defines and never passes (``target def``)
+CODE_VALUES = {"code", "target", "call", "receiver", "arg0", "arg1", "nn", "carried", "detached", "collate_fn"}
 REQUIREMENTS = re.compile(
     r"^(cuda|old-cuda-driver|multi-gpu|mps|linux|windows|macos|torchvision|triton|c-compiler|ninja|numpy<2|torch(>=|<|==)[0-9.]+"
     r"|pkg:[A-Za-z0-9][A-Za-z0-9_.-]*((>=|<=|==|<|>)[0-9][0-9.]*)?)$"
 )
-SNIPPET_OPTIONS = {"raises", "warns", "logs", "requires", "isolated", "timeout", "cause", "causes", "review"}
+SNIPPET_OPTIONS = {
+    "raises",
+    "warns",
+    "logs",
+    "requires",
+    "isolated",
+    "timeout",
+    "cause",
+    "causes",
+    "review",
+    "where-applies",
+}
 MIN_EXERCISED = 2  # reproducers each rewrite is applied to and run on by ``tbx verify``
 _ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _HAN = re.compile(r"[\u4e00-\u9fff]")
