@@ -220,3 +220,41 @@ def test_the_state_a_loop_hands_to_a_call_is_detached_where_it_is_passed():
     assert got == ("insert_before", "h = None if h is None else h.detach()", 8)  # total <- loss <- out <- h
     flat = ["import torch", "total = 0", "for x in range(3):", "    total = total + x", "    total.backward()"]
     assert apply_at(parse_ops(fence), "total.backward()", 5, {}, flat) is None
+
+
+LOADER = """\
+import torch
+from torch.utils.data import DataLoader
+
+
+def collate_batch(batch):
+    return batch
+
+
+data = [torch.ones(n) for n in (3, 2, 1)]
+loader = DataLoader(data, batch_size=3)
+for batch in loader:
+    pass
+"""
+
+
+def test_a_collate_function_the_file_defines_is_passed_where_the_loader_is_made():
+    lines = LOADER.split("\n")
+    fence = "target def value\nkwarg DataLoader collate_fn={collate_fn}"
+    got = apply_at(parse_ops(fence), "for batch in loader:", 11, {"collate_fn": "1"}, lines)
+    assert got == ("replace_line", "loader = DataLoader(data, batch_size=3, collate_fn=collate_batch)", 10)
+    # once it is passed (or where the file has none), the file gives no value: the rewrite does not apply
+    passed = [ln.replace("batch_size=3)", "batch_size=3, collate_fn=collate_batch)") for ln in lines]
+    assert apply_at(parse_ops(fence), "for batch in loader:", 11, {"collate_fn": "1"}, passed) is None
+    # the loader made on the failing line itself
+    inline = lines[:9] + ["for batch in DataLoader(data, batch_size=3):", "    pass"]
+    got = apply_at(parse_ops(fence), "for batch in DataLoader(data, batch_size=3):", 10, {}, inline)
+    assert got == ("replace_line", "for batch in DataLoader(data, batch_size=3, collate_fn=collate_batch):", 10)
+
+
+def test_a_statement_inserted_before_may_span_lines():
+    ops = parse_ops("before def pad(b):\\n    return b\nkwarg DataLoader collate_fn=pad")
+    assert apply(ops, "loader = DataLoader(data)", {}) == (
+        "replace_line",
+        "def pad(b):\n    return b\nloader = DataLoader(data, collate_fn=pad)",
+    )
