@@ -658,13 +658,7 @@ def apply_at(
     if spec is None:
         res = apply(ops, code, values)
         return (*res, lineno) if res else None
-    if (
-        not lines
-        or not code
-        or not lineno
-        or lineno > len(lines)
-        or strip_comment(lines[lineno - 1].strip()) != strip_comment(code.strip())
-    ):
+    if not (lines and code and lineno) or not _reads_as(lines, lineno, code):
         return None
     if spec.startswith("def"):
         return _apply_at_definition(rest, code, lineno, values, lines, spec[3:].strip())
@@ -675,6 +669,16 @@ def apply_at(
     return (*res, n) if res else None
 
 
+def _reads_as(lines: list[str], lineno: int, code: str) -> bool:
+    """Whether the user's file is the one the traceback ran: its line ``lineno`` reads as ``code``."""
+    return lineno <= len(lines) and strip_comment(lines[lineno - 1].strip()) == strip_comment(code.strip())
+
+
+def _calls_failing_first(stmt: ast.stmt, values: dict[str, str]) -> list[ast.Call]:
+    focused = _callees("*", stmt, values)
+    return focused + [c for c in _calls(stmt) if c not in focused]
+
+
 def definitions_read(
     code: str | None, lineno: int | None, values: dict[str, str], lines: list[str] | None
 ) -> list[str]:
@@ -683,19 +687,12 @@ def definitions_read(
     traceback shows (``explainer/advise/defuse.py``)."""
     from explainer.advise.defuse import definition_texts, followed_names
 
-    if (
-        not lines
-        or not code
-        or not lineno
-        or lineno > len(lines)
-        or strip_comment(lines[lineno - 1].strip()) != strip_comment(code.strip())
-    ):
+    if not (lines and code and lineno) or not _reads_as(lines, lineno, code):
         return []
     stmt = _statement(strip_comment(code.strip()))
     if stmt is None:
         return []
-    focused = _callees("*", stmt, values)
-    calls = focused + [c for c in _calls(stmt) if c not in focused]
+    calls = _calls_failing_first(stmt, values)
     return definition_texts(lines, lineno, followed_names(stmt, "args", calls, _value_of(stmt)))
 
 
@@ -716,8 +713,7 @@ def _apply_at_definition(
     stmt = _statement(strip_comment(code.strip()))
     if stmt is None:
         return None
-    focused = _callees("*", stmt, values)
-    calls = focused + [c for c in _calls(stmt) if c not in focused]
+    calls = _calls_failing_first(stmt, values)
     # values the file gives (an empty one is missing: a rewrite that needs it does not apply)
     file_values = {"nn": module_name(lines), "collate_fn": unused_function(lines, "collate", "collate_fn") or ""}
     if which == "carried":  # the state a loop carries into this line's graph
