@@ -389,9 +389,13 @@ def test_one_shot_exit_keeps_the_whole_answer_and_the_exit_code():
         for i in range(800)
     )
     long = tbx("explain", "--json", stdin=f"Traceback (most recent call last):\n{frames}".encode() + paste)
-    # twice a pipe's buffer at least, whether or not a loaded machine cut the explanation's budget
-    assert long.returncode == 0 and len(long.stdout) > 128 * 1024, len(long.stdout)
-    assert len(json.loads(long.stdout)["parsed"]["frames"]) > 100
+    answer = json.loads(long.stdout)  # whole: it parses, however long
+    assert long.returncode == 0 and long.stdout.endswith(b"}\n")
+    if not answer.get("partial"):
+        # twice a pipe's buffer at least; a loaded machine may cut the parse's time budget, and the
+        # shorter answer that follows (marked partial) must arrive just as whole
+        assert len(long.stdout) > 128 * 1024, len(long.stdout)
+        assert len(answer["parsed"]["frames"]) > 100
     missing = tbx("explain", "/nonexistent/paste.txt")
     assert missing.returncode == 2 and missing.stderr.startswith(b"tbx: cannot read")
     empty = tbx("explain", "--json", stdin=b"")
