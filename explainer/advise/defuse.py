@@ -57,6 +57,8 @@ class _Module:
         self.funcs: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
         self.calls: list[ast.Call] = []
         self.parent: dict[int, ast.AST] = {}
+        self._function_at: dict[int, ast.FunctionDef | ast.AsyncFunctionDef | None] = {}
+        self._binds: dict[int, dict[str, list[ast.stmt]]] = {}
         for node in ast.walk(tree):
             for child in ast.iter_child_nodes(node):
                 self.parent[id(child)] = node
@@ -69,12 +71,27 @@ class _Module:
 
     def function_at(self, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         """The innermost function whose body holds ``line``."""
+        if line in self._function_at:
+            return self._function_at[line]
         best = None
         for f in self.funcs:
             if f.body and f.body[0].lineno <= line <= (f.end_lineno or f.lineno):
                 if best is None or f.lineno > best.lineno:
                     best = f
+        self._function_at[line] = best
         return best
+
+    def binds(self, scope: ast.AST) -> dict[str, list[ast.stmt]]:
+        """Name -> the statements of ``scope`` (a function or the module) that bind it, in order:
+        built once per scope, so that following many names costs one pass over the file."""
+        found = self._binds.get(id(scope))
+        if found is None:
+            found = {}
+            for st in _own_statements(scope):
+                for n in _binds(st):
+                    found.setdefault(n, []).append(st)
+            self._binds[id(scope)] = found
+        return found
 
     def class_of(self, node: ast.AST | None) -> ast.ClassDef | None:
         while node is not None:
@@ -90,6 +107,20 @@ def _module(text: str) -> _Module | None:
         return _Module(ast.parse(text, USER_CODE))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+
+
+_LAST: list = [None, None, None]  # (the lines list, a check of it, its module): the walk's calls of one answer
+
+
+def module_of(lines: list[str]) -> _Module | None:
+    """The parsed file; the list last asked for is not joined and hashed again (every rewrite of an
+    answer asks for the same one)."""
+    check = (len(lines), lines[0] if lines else "", lines[-1] if lines else "")
+    if _LAST[0] is lines and _LAST[1] == check:
+        return _LAST[2]
+    mod = _module("\n".join(lines))
+    _LAST[:] = [lines, check, mod]
+    return mod
 
 
 def _own_statements(scope: ast.AST):
@@ -174,19 +205,19 @@ def _definitions(mod: _Module, name: str, line: int, steps: list[int], depth: in
             if isinstance(s, (ast.Assign, ast.AnnAssign)) and _assigned(s) == attr:
                 found.append((1, s.lineno, s))
             elif isinstance(s, _FUNCS):
-                for t in _own_statements(s):
+                for t in mod.binds(s).get(name, ()):
                     if _assigned(t) == name:
                         found.append((0 if s.name == "__init__" else 2, t.lineno, t))
         return [s for *_, s in sorted(found, key=lambda f: (f[0], f[1]))]
     if func is not None:
-        here = [s for s in _own_statements(func) if _assigned(s) == name and s.lineno < line]
+        here = [s for s in mod.binds(func).get(name, ()) if _assigned(s) == name and s.lineno < line]
         if here:
             return [max(here, key=lambda s: s.lineno)]
         a = func.args
         params = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
         if name in params:
             return _from_callers(mod, func, params, name, steps, depth)
-    glob = [s for s in _own_statements(mod.tree) if _assigned(s) == name]
+    glob = [s for s in mod.binds(mod.tree).get(name, ()) if _assigned(s) == name]
     above = [s for s in glob if s.lineno < line]
     if above:
         return [max(above, key=lambda s: s.lineno)]
@@ -293,7 +324,7 @@ def candidate_lines(lines: list[str], lineno: int, names: list[str]) -> list[int
     function of this file they call returns), in the order to try them."""
     if not names or len(lines) > MAX_FILE_LINES:
         return []
-    mod = _module("\n".join(lines))
+    mod = module_of(lines)
     if mod is None:
         return []
     out: list[int] = []
@@ -321,7 +352,7 @@ def holds_objects(lines: list[str], lineno: int) -> bool:
     function or class appends or extends it only with them (``self.blocks.append(Block(d))``)."""
     if len(lines) > MAX_FILE_LINES:
         return False
-    mod = _module("\n".join(lines))
+    mod = module_of(lines)
     if mod is None:
         return False
     stmt = next(
@@ -385,7 +416,7 @@ def definition_texts(lines: list[str], lineno: int, names: list[str], hops: int 
         for at, want in todo:
             found += [n for n in candidate_lines(lines, at, want) if n not in out and n not in found]
         out += found
-        mod = _module("\n".join(lines)) if found else None
+        mod = module_of(lines) if found else None
         if mod is None:
             break
         todo = []
@@ -414,7 +445,7 @@ def _bound_before(mod: _Module, stmt: ast.stmt, name: str) -> list[ast.stmt]:
     """The assignments of ``name`` above ``stmt`` in its scope (its value when the loop starts)."""
     func = mod.function_at(stmt.lineno)
     scope = func if func is not None else mod.tree
-    return [s for s in _own_statements(scope) if s.lineno < stmt.lineno and name in _binds(s)]
+    return [s for s in mod.binds(scope).get(name, ()) if s.lineno < stmt.lineno]
 
 
 def carried_state(lines: list[str], lineno: int, names: list[str]) -> tuple[int, str, str] | None:
@@ -425,7 +456,7 @@ def carried_state(lines: list[str], lineno: int, names: list[str]) -> tuple[int,
     tuple; a state that starts as ``None`` stays ``None`` on the first step)."""
     if not names or len(lines) > MAX_FILE_LINES:
         return None
-    mod = _module("\n".join(lines))
+    mod = module_of(lines)
     if mod is None:
         return None
     seen: set[int] = set()
@@ -468,7 +499,7 @@ def _binds_at(mod: _Module, name: str, line: int, steps: list[int]) -> list[ast.
         return []
     func = mod.function_at(line)
     scope = func if func is not None else mod.tree
-    here = [s for s in _own_statements(scope) if s.lineno < line and name in _binds(s)]
+    here = [s for s in mod.binds(scope).get(name, ()) if s.lineno < line]
     return [max(here, key=lambda s: s.lineno)] if here else []
 
 
@@ -486,7 +517,7 @@ def unused_function(lines: list[str], word: str, keyword: str) -> str | None:
     ``keyword=`` (a ``collate_fn`` written and never given to the ``DataLoader``), else None."""
     if len(lines) > MAX_FILE_LINES:
         return None
-    mod = _module("\n".join(lines))
+    mod = module_of(lines)
     if mod is None:
         return None
     passed = {k.value.id for c in mod.calls for k in c.keywords if k.arg == keyword and isinstance(k.value, ast.Name)}
