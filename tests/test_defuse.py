@@ -274,3 +274,35 @@ def test_following_many_names_reads_each_scope_once(monkeypatch):
     assert len(defuse.definition_texts(lines, len(lines), names)) == 79
     assert defuse.carried_state(lines, len(lines), names) is None
     assert len(scans) <= 2, len(scans)
+
+
+SERVE = """\
+import torch
+import torch.nn as nn
+
+
+class Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(8)
+
+    def forward(self, x):
+        return self.bn(x)
+
+
+scorer = Scorer()
+for batch in torch.randn(3, 16, 8):
+    scorer(batch).sum().backward()
+with torch.no_grad():
+    score = scorer(torch.randn(1, 8))
+"""
+
+
+def test_the_model_is_switched_where_it_is_called_outside_a_loop():
+    lines = SERVE.split("\n")
+    fence = parse_ops("target caller\nbefore {model}.eval()")
+    # the traceback's calling line, or without one the calls outside a loop: never the training loop's
+    assert apply_at(fence, "return self.bn(x)", 11, {}, lines, caller=18) == ("insert_before", "scorer.eval()", 18)
+    assert apply_at(fence, "return self.bn(x)", 11, {}, lines) == ("insert_before", "scorer.eval()", 18)
+    assert apply_at(fence, "return self.bn(x)", 11, {}, lines, caller=16) is None
+    assert structural(fence)

@@ -116,6 +116,19 @@ def _basename(path: str | None) -> str:
     return (path or "").replace("\\", "/").rsplit("/", 1)[-1]
 
 
+def _caller_line(parsed, uf) -> int | None:
+    """The line of the user's file that called the function the failing line is in: the nearest
+    frame outward in the same file (the traceback's ``model(customer)`` above ``forward``)."""
+    if uf is None:
+        return None
+    frames = list(parsed.frames)
+    at = next((i for i, f in enumerate(frames) if f is uf), None)
+    for f in reversed(frames[:at] if at is not None else []):
+        if f.file == uf.file and f.line:
+            return f.line
+    return None
+
+
 def advise(doc: dict, parsed, captures: dict, *, live: dict | None = None, source=None) -> dict:
     """``{"causes": [...], "fixes": [...]}`` ranked best first, for the entry ``doc`` (the index's
     full entry) and this paste. Texts are ``{"en", "zh"}`` pairs. ``source``: reads the user's
@@ -133,18 +146,24 @@ def advise(doc: dict, parsed, captures: dict, *, live: dict | None = None, sourc
     # ask for (a `* 0.01` after requires_grad=True) is evidence for the causes it is written for
     applied: dict[int, tuple | None] = {}
     shown_by_file: dict[str, list[dict]] = {}
+    caller = _caller_line(parsed, uf)
     for j, f in enumerate(doc.get("fixes", ())):
         ops = _ops(f["rewrite"]) if f.get("rewrite") else None
-        res = apply_at(ops, uf.code, uf.line, values, lines) if ops and uf is not None else None
+        res = apply_at(ops, uf.code, uf.line, values, lines, caller) if ops and uf is not None else None
         applied[j] = res
         line = res[2] if res else None
         if ops and line and uf is not None and line != uf.line and structural(ops):
             at = f"{_basename(uf.file)}:{line}"
             seen = code_span(lines[line - 1].strip()) if lines else ""
+            if split_target(ops)[0] == "caller":
+                said = {
+                    "en": f"{code_span(at)} calls the model outside a loop: {seen}",
+                    "zh": f"{code_span(at)} 在循环之外调用了模型：{seen}",
+                }
+            else:
+                said = {"en": f"{code_span(at)} made the value: {seen}", "zh": f"这个值来自 {code_span(at)}：{seen}"}
             for c in f.get("causes") or ():
-                shown_by_file.setdefault(c, []).append(
-                    {"en": f"{code_span(at)} made the value: {seen}", "zh": f"这个值来自 {code_span(at)}：{seen}"}
-                )
+                shown_by_file.setdefault(c, []).append(said)
     causes = []
     for i, c in enumerate(doc.get("causes", ())):
         found, ruled_out = assess(c.get("evidence"), ctx)

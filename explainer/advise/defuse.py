@@ -525,3 +525,50 @@ def unused_function(lines: list[str], word: str, keyword: str) -> str | None:
         if isinstance(f, _FUNCS) and word in f.name.lower() and f.name not in passed:
             return f.name
     return None
+
+
+def _model_called_here(mod: _Module, lineno: int) -> list[tuple[int, str]]:
+    """``[(lineno, name)]`` when the failing statement, outside a loop, calls a name the file binds to
+    a constructed object (``model = nn.Sequential(...)``, or a parameter its callers pass one to)."""
+    stmt = next((s for s in ast.walk(mod.tree) if isinstance(s, ast.stmt) and s.lineno == lineno), None)
+    if stmt is None or not _one_line(stmt) or _in_loop(mod, stmt) or isinstance(stmt, _SCOPES):
+        return []
+    steps = [MAX_STEPS]
+    for call in ast.walk(stmt):
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name):
+            defs = _definitions(mod, call.func.id, lineno, steps)
+            if any(isinstance(getattr(d, "value", None), ast.Call) for d in defs):
+                return [(lineno, call.func.id)]
+    return []
+
+
+def model_calls(lines: list[str], lineno: int) -> list[tuple[int, str]]:
+    """Where the model whose method holds ``lineno`` is called: ``(line, name)`` for each one-line
+    statement outside a loop that calls a name bound to an instance of that class (``model =
+    ChurnModel()`` ... ``prob = model(customer)``); when ``lineno`` is in no class, the failing line
+    itself if it calls such a model. A call in a loop is a training or evaluation loop, where switching
+    the model's mode is another change."""
+    if len(lines) > MAX_FILE_LINES:
+        return []
+    mod = module_of(lines)
+    if mod is None:
+        return []
+    cls = mod.class_of(mod.function_at(lineno))
+    if cls is None:  # the failing line calls the model itself (a model built from torch's layers)
+        return _model_called_here(mod, lineno)
+    out = []
+    for call in mod.calls:
+        name = _name(call.func)
+        if name is None or name.startswith("self."):
+            continue
+        steps = [MAX_STEPS]
+        if not any(
+            _constructed(mod, getattr(d, "value", None)) is cls for d in _definitions(mod, name, call.lineno, steps)
+        ):
+            continue
+        stmt: ast.AST | None = call
+        while stmt is not None and not isinstance(stmt, ast.stmt):
+            stmt = mod.parent.get(id(stmt))
+        if isinstance(stmt, ast.stmt) and _one_line(stmt) and not _in_loop(mod, stmt):
+            out.append((stmt.lineno, name))
+    return sorted(set(out))

@@ -41,7 +41,9 @@ operation per line of a ``rewrite`` fence:
                                without it the fix is advice. ``target def WHICH``: the operations change
                                the statement that defined a name the failing line reads (the layer's
                                ``self.fc = nn.Linear(...)`` in ``__init__``, ``device = "cuda"``); see
-                               ``explainer/advise/defuse.py`` for ``WHICH`` and the walk
+                               ``explainer/advise/defuse.py`` for ``WHICH`` and the walk. ``target
+                               caller``: the line that calls the model whose method failed, outside a
+                               loop (``{model}`` is its name)
 =============================  ===========================================================================
 
 ``N`` in ``arg`` is a number or a value of the message: ``{pos}`` (0-based) or ``{pos}-1`` (the
@@ -99,7 +101,7 @@ _ARGS = {
     "line": Lazy(r"\s*->\s*(\S.*)"),
     "before": Lazy(r"\s+(\S.*)"),
     "drop": Lazy(r"\s+(\*|[\w.,]+)\s+(\w+)="),
-    "target": Lazy(r"\s+(def\s+(?:callee|args|value|carried|[a-z0-9]+(?:,[a-z0-9]+)*)|[\w.]+)"),
+    "target": Lazy(r"\s+(def\s+(?:callee|args|value|carried|[a-z0-9]+(?:,[a-z0-9]+)*)|caller|[\w.]+)"),
 }
 OPS = tuple(_ARGS)
 
@@ -131,7 +133,7 @@ def structural(ops: list[tuple]) -> bool:
     ``drop`` or a ``value KIND``, or ``target def carried``): applied, it found in the user's file
     what its causes describe."""
     spec, rest = split_target(ops)
-    if spec == "def carried":  # found only where a loop hands a state to a call and takes it back
+    if spec in ("def carried", "caller"):  # found only where a loop carries a state / a model is called outside one
         return True
     return bool(spec and spec.startswith("def")) and any(op[0] == "drop" or (op[0] == "value" and op[1]) for op in rest)
 
@@ -648,7 +650,12 @@ def apply(ops: list[tuple], line: str | None, values: dict[str, str]) -> tuple[s
 
 
 def apply_at(
-    ops: list[tuple], code: str | None, lineno: int | None, values: dict[str, str], lines: list[str] | None = None
+    ops: list[tuple],
+    code: str | None,
+    lineno: int | None,
+    values: dict[str, str],
+    lines: list[str] | None = None,
+    caller: int | None = None,
 ) -> tuple[str, str, int | None] | None:
     """Apply a rewrite where it goes: ``(kind, code, line)``. Without ``target``, to the failing
     line ``code`` (at ``lineno``); with it, to the line it names in ``lines`` (the user's file),
@@ -662,6 +669,8 @@ def apply_at(
         return None
     if spec.startswith("def"):
         return _apply_at_definition(rest, code, lineno, values, lines, spec[3:].strip())
+    if spec == "caller":
+        return _apply_at_caller(rest, lineno, values, lines, caller)
     n = find_target(lines, lineno, spec)
     if n is None:
         return None
@@ -694,6 +703,22 @@ def definitions_read(
         return []
     calls = _calls_failing_first(stmt, values)
     return definition_texts(lines, lineno, followed_names(stmt, "args", calls, _value_of(stmt)))
+
+
+def _apply_at_caller(
+    ops: list[tuple], lineno: int, values: dict[str, str], lines: list[str], caller: int | None
+) -> tuple[str, str, int] | None:
+    """``target caller``: the rewrite applied where the model whose method failed is called, outside
+    a loop (the traceback's calling line when it shows one); ``{model}`` is the name called."""
+    from explainer.advise.defuse import model_calls
+
+    for n, name in model_calls(lines, lineno):
+        if caller is not None and n not in (caller, lineno):  # the failing line may call the model itself
+            continue
+        res = apply(ops, lines[n - 1], {**values, **code_values(lines[n - 1]), "model": name})
+        if res:
+            return (*res, n)
+    return None
 
 
 def _apply_at_definition(
