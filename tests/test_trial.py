@@ -13,6 +13,10 @@ torch = pytest.importorskip("torch")
 
 from explainer.surfaces.trial import trial_markdown, try_fix  # noqa: E402
 
+# pytest-timeout's default method arms SIGALRM, and the trial leaves a program's alarm alone (the last
+# test): these tests time out with a thread instead
+pytestmark = pytest.mark.timeout(300, method="thread")
+
 
 def _failure(tmp_path, source: str):
     """(the exception, the script's namespace) of a script that fails."""
@@ -97,3 +101,20 @@ def test_the_script_hook_shows_the_trial(tmp_path):
     )
     assert out.returncode == 1
     assert "Checked on stand-ins of your tensors" in out.stderr and "→ [32, 10] float32" in out.stderr
+
+
+def test_a_program_that_uses_the_alarm_keeps_it(tmp_path):
+    import signal
+
+    exc, _g, path = _failure(tmp_path, MLP)
+    fix = {"applies": {"kind": "insert_before", "file": path, "line": 6}, "code": "images = images.flatten(1)"}
+    fired = []
+    previous = signal.signal(signal.SIGALRM, lambda *_: fired.append(1))
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 30)
+        assert try_fix(exc, fix) is None  # not tried: the program's timer and handler stay as they were
+        assert 25 < signal.getitimer(signal.ITIMER_REAL)[0] <= 30
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert try_fix(exc, fix)["status"] == "ok"

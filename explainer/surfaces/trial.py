@@ -8,7 +8,8 @@ whose parameters and buffers are such tensors (the user's module is never touche
 (numbers, strings, dtypes, tuples and lists of those) are copied. A name bound to anything else (a
 user function, an open file, an object of another kind) stops the trial: running it could have side
 effects. The trial runs in the main thread under a timer (``TIME_LIMIT``; the first meta operation of
-a process, which loads torch's meta kernels in about a second, runs before it) and says one of:
+a process, which loads torch's meta kernels in about a second, runs before it), and not at all where
+the program has an alarm or an alarm handler of its own; it says one of:
 
 - ``ok``: the new expression runs on your shapes and dtypes; ``result`` describes what came out;
 - ``raises``: it raises an exception of the original's type on your shapes and dtypes (PyTorch's meta
@@ -121,6 +122,12 @@ def try_fix(original: BaseException, fix: dict) -> dict | None:
         return None
     if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
         return None
+    if signal.getitimer(signal.ITIMER_REAL)[0] > 0 or signal.getsignal(signal.SIGALRM) not in (
+        signal.SIG_DFL,
+        signal.SIG_IGN,
+        None,
+    ):
+        return None  # the program uses the alarm itself: its timer and handler are left alone
     tb = _user_frame(original.__traceback__)
     if tb is None or tb.tb_lineno != a.get("line"):
         return None
