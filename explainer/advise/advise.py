@@ -27,6 +27,7 @@ from explainer.advise.rewrite import (
 )
 from explainer.patterns import FILL_FIELD, fill, template_fields
 from explainer.source import code_values
+from explainer.textio import path_parts
 
 
 def values_for(parsed, captures: dict, live: dict | None = None) -> dict[str, str]:
@@ -112,10 +113,6 @@ def _lines(source, file: str | None) -> list[str] | None:
         return None
 
 
-def _basename(path: str | None) -> str:
-    return (path or "").replace("\\", "/").rsplit("/", 1)[-1]
-
-
 def _caller_line(parsed, uf) -> int | None:
     """The line of the user's file that called the function the failing line is in: the nearest
     frame outward in the same file (the traceback's ``model(customer)`` above ``forward``)."""
@@ -153,7 +150,7 @@ def advise(doc: dict, parsed, captures: dict, *, live: dict | None = None, sourc
         applied[j] = res
         line = res[2] if res else None
         if ops and line and uf is not None and line != uf.line and structural(ops):
-            at = f"{_basename(uf.file)}:{line}"
+            at = f"{path_parts(uf.file or '')[-1]}:{line}"
             seen = code_span(lines[line - 1].strip()) if lines else ""
             if split_target(ops)[0] == "caller":
                 said = {

@@ -59,9 +59,12 @@ class _Module:
         self.parent: dict[int, ast.AST] = {}
         self._function_at: dict[int, ast.FunctionDef | ast.AsyncFunctionDef | None] = {}
         self._binds: dict[int, dict[str, list[ast.stmt]]] = {}
-        for node in ast.walk(tree):
+        self.statement_at: dict[int, ast.stmt] = {}  # line -> the outermost statement starting there
+        for node in ast.walk(tree):  # breadth first: outer statements before the ones they hold
             for child in ast.iter_child_nodes(node):
                 self.parent[id(child)] = node
+            if isinstance(node, ast.stmt):
+                self.statement_at.setdefault(node.lineno, node)
             if isinstance(node, ast.ClassDef):
                 self.classes.setdefault(node.name, node)
             elif isinstance(node, _FUNCS):
@@ -113,8 +116,11 @@ _LAST: list = [None, None, None]  # (the lines list, a check of it, its module):
 
 
 def module_of(lines: list[str]) -> _Module | None:
-    """The parsed file; the list last asked for is not joined and hashed again (every rewrite of an
-    answer asks for the same one)."""
+    """The parsed file (None for one that does not parse or is too long to read within an answer's
+    time); the list last asked for is not joined and hashed again (every rewrite of an answer asks
+    for the same one)."""
+    if len(lines) > MAX_FILE_LINES:
+        return None
     check = (len(lines), lines[0] if lines else "", lines[-1] if lines else "")
     if _LAST[0] is lines and _LAST[1] == check:
         return _LAST[2]
@@ -213,8 +219,7 @@ def _definitions(mod: _Module, name: str, line: int, steps: list[int], depth: in
         here = [s for s in mod.binds(func).get(name, ()) if _assigned(s) == name and s.lineno < line]
         if here:
             return [max(here, key=lambda s: s.lineno)]
-        a = func.args
-        params = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+        params = _params(func)
         if name in params:
             return _from_callers(mod, func, params, name, steps, depth)
     glob = [s for s in mod.binds(mod.tree).get(name, ()) if _assigned(s) == name]
@@ -222,6 +227,11 @@ def _definitions(mod: _Module, name: str, line: int, steps: list[int], depth: in
     if above:
         return [max(above, key=lambda s: s.lineno)]
     return glob[:1] if func is not None else []
+
+
+def _params(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    a = func.args
+    return [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
 
 
 def _from_callers(mod: _Module, func, params: list[str], name: str, steps: list[int], depth: int) -> list[ast.stmt]:
@@ -322,9 +332,7 @@ def candidate_lines(lines: list[str], lineno: int, names: list[str]) -> list[int
     """The 1-based lines of the one-line statements that defined ``names`` as read at ``lineno``
     (with the ``__init__`` of a class of this file they construct and the definitions of what a
     function of this file they call returns), in the order to try them."""
-    if not names or len(lines) > MAX_FILE_LINES:
-        return []
-    mod = module_of(lines)
+    mod = module_of(lines) if names else None
     if mod is None:
         return []
     out: list[int] = []
@@ -350,17 +358,11 @@ def holds_objects(lines: list[str], lineno: int) -> bool:
     """Whether the list that line ``lineno`` assigns holds constructed objects: its elements are
     class constructions (``[nn.Linear(8, 8) for _ in range(3)]``), or it starts empty and the same
     function or class appends or extends it only with them (``self.blocks.append(Block(d))``)."""
-    if len(lines) > MAX_FILE_LINES:
-        return False
     mod = module_of(lines)
-    if mod is None:
-        return False
-    stmt = next(
-        (s for s in ast.walk(mod.tree) if isinstance(s, (ast.Assign, ast.AnnAssign)) and s.lineno == lineno), None
-    )
+    stmt = mod.statement_at.get(lineno) if mod is not None else None
     name = _assigned(stmt) if stmt is not None else None
     value = getattr(stmt, "value", None)
-    if name is None or value is None:
+    if mod is None or name is None or value is None:
         return False
     if isinstance(value, ast.ListComp):
         return _capitalised(value.elt)
@@ -421,8 +423,7 @@ def definition_texts(lines: list[str], lineno: int, names: list[str], hops: int 
             break
         todo = []
         for n in found:
-            stmt = next((s for s in ast.walk(mod.tree) if isinstance(s, ast.stmt) and s.lineno == n), None)
-            value = getattr(stmt, "value", None)
+            value = getattr(mod.statement_at.get(n), "value", None)
             if isinstance(value, ast.expr):  # the layers it calls too: where the value's shape came from
                 todo.append((n, _loads(value, skip_funcs=False)))
     return [lines[n - 1].strip() for n in out]
@@ -441,11 +442,10 @@ def _in_loop(mod: _Module, node: ast.AST | None) -> bool:
     return False
 
 
-def _bound_before(mod: _Module, stmt: ast.stmt, name: str) -> list[ast.stmt]:
-    """The assignments of ``name`` above ``stmt`` in its scope (its value when the loop starts)."""
-    func = mod.function_at(stmt.lineno)
-    scope = func if func is not None else mod.tree
-    return [s for s in mod.binds(scope).get(name, ()) if s.lineno < stmt.lineno]
+def _bound_above(mod: _Module, name: str, line: int) -> list[ast.stmt]:
+    """The assignments of ``name`` (a tuple's element too) above ``line`` in its scope."""
+    func = mod.function_at(line)
+    return [s for s in mod.binds(func if func is not None else mod.tree).get(name, ()) if s.lineno < line]
 
 
 def carried_state(lines: list[str], lineno: int, names: list[str]) -> tuple[int, str, str] | None:
@@ -454,9 +454,7 @@ def carried_state(lines: list[str], lineno: int, names: list[str]) -> tuple[int,
     hands ``name`` to a call and rebinds it (``logits, hidden = model(inp, hidden)``); ``detached`` is that
     state cut from the previous step's graph, as the file's code needs it (an LSTM's state is a
     tuple; a state that starts as ``None`` stays ``None`` on the first step)."""
-    if not names or len(lines) > MAX_FILE_LINES:
-        return None
-    mod = module_of(lines)
+    mod = module_of(lines) if names else None
     if mod is None:
         return None
     seen: set[int] = set()
@@ -495,18 +493,14 @@ def carried_state(lines: list[str], lineno: int, names: list[str]) -> tuple[int,
 def _binds_at(mod: _Module, name: str, line: int, steps: list[int]) -> list[ast.stmt]:
     """The nearest assignment above ``line`` in its scope that binds ``name`` (a tuple's element too)."""
     steps[0] -= 1
-    if steps[0] < 0:
-        return []
-    func = mod.function_at(line)
-    scope = func if func is not None else mod.tree
-    here = [s for s in mod.binds(scope).get(name, ()) if s.lineno < line]
+    here = _bound_above(mod, name, line) if steps[0] >= 0 else []
     return [max(here, key=lambda s: s.lineno)] if here else []
 
 
 def _detached(mod: _Module, stmt: ast.stmt, name: str, lines: list[str]) -> str:
     lstm = any("LSTM(" in ln for ln in lines[:MAX_FILE_LINES])
     cut = f"tuple(s.detach() for s in {name})" if lstm else f"{name}.detach()"
-    first = _bound_before(mod, stmt, name)
+    first = _bound_above(mod, name, stmt.lineno)  # its value when the loop starts
     starts = [getattr(s, "value", None) for s in first]
     starts_none = not first or any(isinstance(v, ast.Constant) and v.value is None for v in starts)
     return f"None if {name} is None else {cut}" if starts_none else cut
@@ -515,8 +509,6 @@ def _detached(mod: _Module, stmt: ast.stmt, name: str, lines: list[str]) -> str:
 def unused_function(lines: list[str], word: str, keyword: str) -> str | None:
     """A module-level function of the file whose name holds ``word`` and that no call passes as
     ``keyword=`` (a ``collate_fn`` written and never given to the ``DataLoader``), else None."""
-    if len(lines) > MAX_FILE_LINES:
-        return None
     mod = module_of(lines)
     if mod is None:
         return None
@@ -530,7 +522,7 @@ def unused_function(lines: list[str], word: str, keyword: str) -> str | None:
 def _model_called_here(mod: _Module, lineno: int) -> list[tuple[int, str]]:
     """``[(lineno, name)]`` when the failing statement, outside a loop, calls a name the file binds to
     a constructed object (``model = nn.Sequential(...)``, or a parameter its callers pass one to)."""
-    stmt = next((s for s in ast.walk(mod.tree) if isinstance(s, ast.stmt) and s.lineno == lineno), None)
+    stmt = mod.statement_at.get(lineno)
     if stmt is None or not _one_line(stmt) or _in_loop(mod, stmt) or isinstance(stmt, _SCOPES):
         return []
     steps = [MAX_STEPS]
@@ -542,14 +534,21 @@ def _model_called_here(mod: _Module, lineno: int) -> list[tuple[int, str]]:
     return []
 
 
+def _may_be_bound(mod: _Module, name: str, line: int) -> bool:
+    """Whether the file binds ``name`` where ``line`` reads it: in its function (a parameter too) or
+    at module level."""
+    func = mod.function_at(line)
+    if func is not None and (name in mod.binds(func) or name in _params(func)):
+        return True
+    return name in mod.binds(mod.tree)
+
+
 def model_calls(lines: list[str], lineno: int) -> list[tuple[int, str]]:
     """Where the model whose method holds ``lineno`` is called: ``(line, name)`` for each one-line
     statement outside a loop that calls a name bound to an instance of that class (``model =
     ChurnModel()`` ... ``prob = model(customer)``); when ``lineno`` is in no class, the failing line
     itself if it calls such a model. A call in a loop is a training or evaluation loop, where switching
     the model's mode is another change."""
-    if len(lines) > MAX_FILE_LINES:
-        return []
     mod = module_of(lines)
     if mod is None:
         return []
@@ -557,11 +556,11 @@ def model_calls(lines: list[str], lineno: int) -> list[tuple[int, str]]:
     if cls is None:  # the failing line calls the model itself (a model built from torch's layers)
         return _model_called_here(mod, lineno)
     out = []
+    steps = [MAX_STEPS]
     for call in mod.calls:
         name = _name(call.func)
-        if name is None or name.startswith("self."):
-            continue
-        steps = [MAX_STEPS]
+        if name is None or name.startswith("self.") or not _may_be_bound(mod, name, call.lineno):
+            continue  # print, len, F.relu: nothing of this file names an instance
         if not any(
             _constructed(mod, getattr(d, "value", None)) is cls for d in _definitions(mod, name, call.lineno, steps)
         ):

@@ -353,26 +353,21 @@ def _edit_arg(op: tuple, stmt: ast.stmt, src: _Source, values: dict[str, str]) -
         if int(idx) < 0:
             return None
     pos, _, kw = idx.partition("|") if "|" in idx else (("", "", idx) if idx.endswith("=") else (idx, "", ""))
-    for c in _callees(spec, stmt, values):
-        node: ast.expr | None = None
-        if pos:
-            i = int(pos)
-            node = c.args[i] if i < len(c.args) and not isinstance(c.args[i], ast.Starred) else None
-        if node is None and kw:
-            node = next((k.value for k in c.keywords if k.arg == kw[:-1]), None)
-        if node is None:
-            continue
-        rep = fill_template(tpl, src.operand(node), values)
-        if rep is None:
-            return None
-        return [(*src.span(node), rep)]
-    if spec in ("*", "matmul", "mm") and pos in ("0", "1"):  # ``a @ b``: a matmul whose arguments are a, b
+
+    def argument(c: ast.Call) -> ast.expr | None:
+        i = int(pos) if pos else -1
+        if 0 <= i < len(c.args) and not isinstance(c.args[i], ast.Starred):
+            return c.args[i]
+        return next((k.value for k in c.keywords if k.arg == kw[:-1]), None) if kw else None
+
+    node = next((n for c in _callees(spec, stmt, values) if (n := argument(c)) is not None), None)
+    if node is None and spec in ("*", "matmul", "mm") and pos in ("0", "1"):  # ``a @ b``: its arguments are a, b
         mm = next((n for n in ast.walk(stmt) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult)), None)
-        if mm is not None:
-            node = mm.left if pos == "0" else mm.right
-            rep = fill_template(tpl, src.operand(node), values)
-            return None if rep is None else [(*src.span(node), rep)]
-    return []
+        node = None if mm is None else mm.left if pos == "0" else mm.right
+    if node is None:
+        return []
+    rep = fill_template(tpl, src.operand(node), values)
+    return None if rep is None else [(*src.span(node), rep)]
 
 
 def _edit_kwarg(op: tuple, stmt: ast.stmt, src: _Source, values: dict[str, str]) -> Edits | None:

@@ -576,15 +576,18 @@ def short_segments(
     return segs
 
 
-def short_markdown(answer, index, *, lang: str, more: str | None = None, source=None) -> str:
+def short_markdown(
+    answer, index, *, lang: str, more: str | None = None, source=None, advice: dict | None = None
+) -> str:
     """A few lines under a traceback: the short answer of the best match, then a pointer to all of it
-    (``more``: how the surface shows everything; default the CLI's commands)."""
+    (``more``: how the surface shows everything; default the CLI's commands; ``advice``: the best
+    match's, where the surface has ranked it already)."""
     matches = answer.matches
     if not matches:
         return answer_markdown(answer, index, lang=lang, source=source)
     c = matches[0]
     doc = index.entry(c.id)
-    advice = advice_for(answer, index, c, source=source)
+    advice = advice if advice is not None else advice_for(answer, index, c, source=source)
     segs = short_segments(answer, c, doc=doc, values=fix_values(answer, c), advice=advice, lang=lang)
     parts = [segments_markdown(segs).rstrip("\n") + "\n", *_notes_markdown(answer, index, lang, source)]
     if answer.ambiguous and len(matches) > 1:

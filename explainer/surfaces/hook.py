@@ -66,6 +66,7 @@ def _explanation_markdown(exc: BaseException, *, lang: str | None, detail: str |
     from explainer.budget import Budget
     from explainer.match.explain import detect_lang, explain
     from explainer.parse.live import from_exception, live_facts, live_values
+    from explainer.render import advice_for
     from explainer.render.markdown import answer_markdown, short_markdown
 
     index = shared_index()
@@ -103,12 +104,14 @@ def _explanation_markdown(exc: BaseException, *, lang: str | None, detail: str |
     more = (
         "`%explainer detail full`, then `%explain`" if "IPython" in sys.modules and _in_ipython() else "`tbx show {id}`"
     )
+    # the best match's causes and fixes, ranked once for the short answer and the notes on its fix
+    advice = advice_for(answer, index, answer.matches[0], source=cached_lines) if answer.matches else None
     if detail == "full":
         md = answer_markdown(answer, index, lang=lang, source=cached_lines)
     else:
-        md = short_markdown(answer, index, lang=lang, more=more, source=cached_lines)
-    if answer.matches:
-        md += _fix_notes(exc, answer, index, lang)
+        md = short_markdown(answer, index, lang=lang, more=more, source=cached_lines, advice=advice)
+    if advice is not None:
+        md += _fix_notes(exc, advice, lang)
     values = live_values(exc) if answer.matches else []
     if values:
         title = "张量的实际情况" if lang == "zh" else "Tensors on the failing line"
@@ -119,14 +122,11 @@ def _explanation_markdown(exc: BaseException, *, lang: str | None, detail: str |
 _SCRIPT: list[str] = []  # the script `python -m explainer run` runs (its path, absolute), if any
 
 
-def _fix_notes(exc: BaseException, answer, index, lang: str) -> str:
+def _fix_notes(exc: BaseException, advice: dict, lang: str) -> str:
     """What the hooks add about the answer's first fix: how it fared on stand-ins of the frame's
     values (``explainer/surfaces/trial.py``), and, for a script, the command that tries it on a copy
     and applies it."""
-    from explainer.render import advice_for
-    from explainer.source import cached_lines
-
-    fixes = [f for f in advice_for(answer, index, answer.matches[0], source=cached_lines)["fixes"] if f.get("applies")]
+    fixes = [f for f in advice["fixes"] if f.get("applies")]
     if not fixes:
         return ""
     from explainer.surfaces.trial import trial_markdown, try_fix

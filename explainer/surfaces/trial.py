@@ -65,7 +65,7 @@ def _stand_in(obj, torch, depth: int = 0):
             raise _Refuse("a module that cannot be copied") from exc
     if isinstance(obj, (list, tuple)) and depth < 3 and len(obj) <= MAX_ITEMS:
         items = [_stand_in(x, torch, depth + 1) for x in obj]
-        return items if isinstance(obj, list) else type(obj)(items) if type(obj) is tuple else tuple(items)
+        return items if isinstance(obj, list) else tuple(items)
     if type(obj) is dict and depth < 3 and len(obj) <= MAX_ITEMS:
         return {k: _stand_in(v, torch, depth + 1) for k, v in obj.items() if isinstance(k, _SCALARS)}
     if isinstance(obj, (types.BuiltinFunctionType, type)) and (
