@@ -312,6 +312,33 @@ def test_messages_torch_does_not_raise_get_no_site(shipped, exc, msg):
 
 
 @needs_data
+def test_decoded_data_changes_no_answer_and_stays_bounded():
+    """The words' postings and the sites' rows a lookup decodes are kept for the next message: a
+    message answered by an index that answered hundreds before it gets what a fresh index gives, and
+    a small bound on what is kept holds (the oldest dropped) without changing an answer."""
+    _, records = lb.read(DATA)
+    msgs = ["".join("12" if p is HOLE else p for p in from_text(r["t"])) for r in records[::211]]
+    msgs += [m.replace("12", "7", 1) + " and then some more words" for m in msgs[:40]]  # close wordings
+    warm, small = LongTail(str(DATA.with_suffix("").with_suffix(".sqlite"))), None
+    small = LongTail(warm.path)
+    small.DATA_CACHE = 50
+    for m in msgs:  # the warm index first answers everything once
+        warm.lookup(m, "RuntimeError", near=False)
+        warm.lookup(m, "RuntimeError")
+    warm._cache.clear()  # answers are not kept: only the decoded data
+    for m in msgs[::-1]:
+        fresh = LongTail(warm.path)
+        for near in (False, True):
+            want = fresh.lookup(m, "RuntimeError", near=near)
+            assert warm.lookup(m, "RuntimeError", near=near) == want, m
+            assert small.lookup(m, "RuntimeError", near=near) == want, m
+        # asked with ``near`` at once, without the word-for-word lookup first: the same
+        assert LongTail(warm.path).lookup(m, "RuntimeError") == want, m
+        assert len(small._postings) <= 50 and len(small._sites) <= 50
+    assert len(warm._sites) > 50
+
+
+@needs_data
 def test_lookup_speed(shipped):
     _, records = lb.read(DATA)
     msgs = ["".join("12" if p is HOLE else p for p in from_text(r["t"])) for r in records[::97]]

@@ -231,7 +231,31 @@ def strip_suffixes(message: str) -> tuple[str, dict | None]:
     return message.strip(), site
 
 
+def _folded_message(core: str, exc_type: str | None) -> str:
+    """The message a lookup matches (``core``: without what torch appends): whitespace folded, lower
+    case, a KeyError's quotes dropped."""
+    msg = _fold(core[:MAX_MESSAGE])
+    if (exc_type or "").endswith("KeyError") and len(msg) > 2 and msg[0] == msg[-1] and msg[0] in "'\"":
+        msg = msg[1:-1].replace("\\'", "'")  # str(KeyError) is the repr of its message
+    return msg
+
+
+_builtin_last: tuple[str, bool] = ("", False)
+
+
 def is_builtin(message: str) -> bool:
+    """Whether CPython itself writes this message (see :func:`_is_builtin`); the last answer is kept:
+    every index is asked about the same message."""
+    global _builtin_last
+    last = _builtin_last
+    if last[0] == message and message:
+        return last[1]
+    out = _is_builtin(message)
+    _builtin_last = (message, out)
+    return out
+
+
+def _is_builtin(message: str) -> bool:
     """Whether CPython itself writes this message: a template of the stoplist fits it whole, or fits
     its start (a message that ran on into the next line of a flattened paste, or a poster's words),
     also behind a log's label ("Inference ERROR: list index out of range")."""
@@ -270,6 +294,11 @@ class LongTail:
         self._conns: dict[int, sqlite3.Connection] = {}  # per thread (a reused thread id takes over a dead thread's)
         self._columns: list[str] | None = None
         self._cache: dict[tuple, tuple] = {}
+        # the data, decoded once and kept (a never-seen message mostly asks for words and sites that
+        # earlier ones asked for): a word's anchor postings, a site's row and template pieces
+        self._postings: dict[str, tuple] = {}  # word -> ((need, sites), ...)
+        self._sites: dict[int, tuple[dict, list]] = {}
+        self._last_seen: tuple | None = None
         db = self._db()
         self.meta = {k: json.loads(v) for k, v in db.execute("select key, value from meta")}
 
@@ -286,6 +315,7 @@ class LongTail:
 
     # -- retrieval --------------------------------------------------------------------------
     LOOKUP_CACHE = 2048  # recent lookups kept: the same error message recurs (users, cells, workers)
+    DATA_CACHE = 20_000  # words' postings and sites' rows kept (each table's oldest dropped beyond it)
 
     def lookup(
         self, message: str | None, exc_type: str | None = None, frames=(), top: int = 3, *, near: bool = True
@@ -299,20 +329,25 @@ class LongTail:
         cache = self._cache
         hit = cache.get(key)
         if hit is None:
-            hit = cache[key] = tuple(self._lookup(message, exc_type, set(files), top, near))
-            if len(cache) > self.LOOKUP_CACHE:
-                try:
-                    cache.pop(next(iter(cache)))  # the oldest (dicts keep insertion order)
-                except (KeyError, RuntimeError, StopIteration):
-                    pass  # another thread evicted at the same moment
+            # asked again with ``near`` after a word-for-word lookup found nothing: only the close wordings
+            only_near = near and cache.get(key[:-1] + (False,)) == ()
+            hit = cache[key] = tuple(self._lookup(message, exc_type, set(files), top, near, only_near))
+            _bound(cache, self.LOOKUP_CACHE)
         return list(hit)
 
-    def _lookup(self, message: str, exc_type: str | None, frame_files: set[str], top: int, near: bool) -> list[dict]:
+    def _lookup(
+        self, message: str, exc_type: str | None, frame_files: set[str], top: int, near: bool, only_near: bool = False
+    ) -> list[dict]:
+        if only_near:
+            msg = _folded_message(strip_suffixes(message[: MAX_MESSAGE * 4])[0], exc_type)
+            words = sorted(set(_WORD.findall(msg))) if len(msg) >= 8 else []
+            if not words:
+                return []
+            near_sites = self._near(self._db(), msg, words, want_type(exc_type), is_builtin(msg), frame_files)
+            return self._groups(near_sites, top)
         core, named = strip_suffixes(message[: MAX_MESSAGE * 4])
-        msg = _fold(core[:MAX_MESSAGE])
+        msg = _folded_message(core, exc_type)
         first_line = _fold(core[:MAX_MESSAGE].strip().split("\n", 1)[0])
-        if (exc_type or "").endswith("KeyError") and len(msg) > 2 and msg[0] == msg[-1] and msg[0] in "'\"":
-            msg = msg[1:-1].replace("\\'", "'")  # str(KeyError) is the repr of its message
         head = message[: MAX_MESSAGE * 4]
         gb = "/gb/" in head.lower() and _GB_URL.search(head)
         db = self._db()
@@ -354,30 +389,18 @@ class LongTail:
         words = sorted(set(_WORD.findall(msg)))
         if not words:
             return self._groups(found, top)
-        q = ",".join("?" * len(words))
         # a template fits only if the message holds every one of its anchors (its rarest words)
-        best = [
-            site
-            for (site,) in db.execute(
-                f"select site from anchor where word in ({q}) group by site having count(*) >= min(need) "
-                f"order by count(*) desc, site limit {MAX_CANDIDATES}",
-                words,
-            )
-        ]
+        best = self._candidates(db, words, slack=0)
         if not best:
             if near:
                 found += self._near(db, msg, words, want_type(exc_type), builtin, frame_files)
             return self._groups(found, top)
-        q = ",".join("?" * len(best))
         devices = set(_BACKEND_WORD.findall(msg)) if any(d in msg for d in _BACKENDS) else set()
         want = want_type(exc_type)
         fitted = len(found)
         tops = _packages_named(exc_type, frame_files)
-        cols = self._cols(db)
         msg_q, first_q = msg.translate(_QUOTES), first_line.translate(_QUOTES)
-        for row in db.execute(f"select * from site where id in ({q})", best):
-            r = dict(zip(cols, row))
-            pieces = loose(json.loads(r["p"]))
+        for r, pieces in self._site_rows(db, best):
             got = fit(pieces, msg_q)
             if got is None:
                 continue
@@ -449,25 +472,14 @@ class LongTail:
         msg_words = _WORD.findall(msg.translate(_QUOTES))
         if len(msg_words) < NEAR_MIN_WORDS or builtin:
             return []
-        q = ",".join("?" * len(words))
-        ids = [
-            site
-            for (site,) in db.execute(
-                f"select site from anchor where word in ({q}) group by site having count(*) >= max(min(need) - 1, 1) "
-                f"order by count(*) desc, site limit {MAX_CANDIDATES}",
-                words,
-            )
-        ]
-        if not ids:
-            return []
-        cols = self._cols(db)
+        ids = self._candidates(db, words, slack=1)
         out = []
-        for row in db.execute(f"select * from site where id in ({','.join('?' * len(ids))})", ids):
-            r = dict(zip(cols, row))
+        for r, pieces in self._site_rows(db, ids):
             if r["generic"]:
                 continue
-            pieces = loose(json.loads(r["p"]))
-            tpl_words = [w for p in pieces if p is not HOLE for w in _WORD.findall(p)]
+            tpl_words = r.get("_words")
+            if tpl_words is None:
+                tpl_words = r["_words"] = [w for p in pieces if p is not HOLE for w in _WORD.findall(p)]
             if len(tpl_words) < NEAR_MIN_WORDS:
                 continue
             common = LCSseq.similarity(tpl_words, msg_words)
@@ -482,6 +494,67 @@ class LongTail:
             key = (2, 0 if in_frames else 1, -round(common / len(tpl_words), 2), -len(tpl_words), r["f"], r["l"] or 0)
             out.append((key, dict(self._row(r, "partial", 1), near=True)))
         return out
+
+    def _candidates(self, db, words: list[str], slack: int) -> list[int]:
+        """The sites whose anchors the message holds (all of them; with ``slack`` 1, all but one and at
+        least one), those sharing the most words first, at most MAX_CANDIDATES."""
+        last = self._last_seen  # the word-for-word pass and the close one ask for the same words
+        if last is not None and last[0] == words:
+            seen = last[1]
+        else:
+            seen = self._seen(db, words)
+            self._last_seen = (words, seen)
+        ok = []
+        for need, levels in seen.items():
+            # seen ``need - slack`` times or more (and at least once), ranked by how often
+            for times in range(need, max(need - slack, 1) - 1, -1):
+                more = levels[times] if times < need else ()
+                ok += [(-times, site) for site in levels[times - 1] if site not in more]
+        ok.sort()
+        return [site for _c, site in ok[:MAX_CANDIDATES]]
+
+    def _seen(self, db, words: list[str]) -> dict[int, list[set]]:
+        """For each number of anchors a site has (``need``), the sites with an anchor among ``words``
+        by how many they have there: ``levels[j]`` holds those with more than ``j``. Set operations
+        (a message's words reach hundreds of sites, most of which need another anchor)."""
+        postings = self._postings
+        mine = {w: hit for w in words if (hit := postings.get(w)) is not None}
+        missing = [w for w in words if w not in mine]
+        if missing:
+            got: dict[str, dict[int, list]] = {w: {} for w in missing}
+            for i in range(0, len(missing), 500):  # SQLite's bound on variables
+                part = missing[i : i + 500]
+                q = ",".join("?" * len(part))
+                for w, site, need in db.execute(f"select word, site, need from anchor where word in ({q})", part):
+                    got[w].setdefault(need, []).append(site)
+            for w, by_need in got.items():
+                postings[w] = mine[w] = tuple((need, frozenset(sites)) for need, sites in sorted(by_need.items()))
+            _bound(postings, self.DATA_CACHE)
+        seen: dict[int, list[set]] = {}
+        for w in words:
+            for need, sites in mine[w]:
+                levels = seen.get(need)
+                if levels is None:
+                    levels = seen[need] = [set() for _ in range(need)]
+                for j in range(need - 1, 0, -1):
+                    levels[j] |= levels[j - 1] & sites
+                levels[0] |= sites
+        return seen
+
+    def _site_rows(self, db, ids: list[int]) -> list[tuple[dict, list]]:
+        """The sites' rows (column name to value) and their loose template pieces, by id."""
+        sites = self._sites
+        mine = {i: hit for i in ids if (hit := sites.get(i)) is not None}
+        missing = [i for i in ids if i not in mine]
+        if missing:
+            cols = self._cols(db)
+            for k in range(0, len(missing), 500):
+                part = missing[k : k + 500]
+                for row in db.execute(f"select * from site where id in ({','.join('?' * len(part))})", part):
+                    r = dict(zip(cols, row))
+                    sites[r["id"]] = mine[r["id"]] = (r, loose(json.loads(r["p"])))
+            _bound(sites, self.DATA_CACHE)
+        return [mine[i] for i in sorted(mine)]
 
     def _cols(self, db):
         if self._columns is None:
@@ -532,6 +605,16 @@ class LongTail:
             groups[g] = dict(rec, also=[])
             order.append(g)
         return [groups[g] for g in order[:top]]
+
+
+def _bound(cache: dict, size: int) -> None:
+    """Drop a cache's oldest entries (dicts keep insertion order) beyond ``size``; another thread
+    evicting at the same moment is harmless."""
+    try:
+        while len(cache) > size:
+            cache.pop(next(iter(cache)))
+    except (KeyError, RuntimeError, StopIteration):
+        pass
 
 
 _BUILTIN_TYPES = {
@@ -704,6 +787,23 @@ def data_file() -> str | None:
     """The data file: ``TBX_LONGTAIL``, else the newest ``longtail-*.jsonl.gz`` of the checkout's or the package's data."""
     if os.environ.get("TBX_LONGTAIL"):
         return os.environ["TBX_LONGTAIL"]
+    return _found("longtail", _find_data_file)
+
+
+_FOUND: dict[str, str | None] = {}
+
+
+def _found(name: str, find) -> str | None:
+    """The shipped data file ``find()`` names, looked for once per process (the package's folder does
+    not change under it; a variable naming another file is read on every call)."""
+    try:
+        return _FOUND[name]
+    except KeyError:
+        path = _FOUND[name] = find()
+        return path
+
+
+def _find_data_file() -> str | None:
     from explainer.paths import PKG_DIR, source_root
 
     root = source_root()
@@ -738,6 +838,9 @@ def open_longtail(path: str | None = None, *, compile_ok: bool = True, cls=None)
     (unless ``compile_ok`` is false: then None until it is compiled); None when there is no data file
     (the long tail then stays silent)."""
     path = path or data_file()
+    opened = _OPEN.get(path) if path else None
+    if opened is not None:  # (each answer asks: no file system call once open)
+        return opened
     if not path or not os.path.exists(path):
         return None
     with _LOCK:
@@ -845,13 +948,17 @@ def _data_path(name: str, env: str) -> str | None:
     ``NAME.sqlite``); ``env`` overrides."""
     if os.environ.get(env):
         return os.environ[env]
-    from explainer.paths import data_dir
 
-    for candidate in (f"{name}.jsonl.gz", f"{name}.sqlite"):
-        path = os.path.join(data_dir(), candidate)
-        if os.path.exists(path):
-            return path
-    return None
+    def find() -> str | None:
+        from explainer.paths import data_dir
+
+        for candidate in (f"{name}.jsonl.gz", f"{name}.sqlite"):
+            path = os.path.join(data_dir(), candidate)
+            if os.path.exists(path):
+                return path
+        return None
+
+    return _found(name, find)
 
 
 def open_torchhistory(*, compile_ok: bool = True) -> TorchHistory | None:

@@ -147,6 +147,7 @@ def _required_literal(regex: str) -> str:
 
 _NUMBER_SLOT = Lazy(r"\{[^{}\n]{0,80}\}|\b\d+\b")
 _NUMBER = Lazy(r"\b\d+\b")
+_TOKEN = Lazy(r"[a-z0-9_]+")  # a whole word of lower-case text, for the signals' look-up
 
 
 def _numbers_agree(message: str, raw: str) -> bool:
@@ -386,6 +387,16 @@ class Matcher:
         self.named_signals = [
             (eid, s[1:]) for eid, e in self.entries.items() for s in e.get("signals", []) if s.startswith("@")
         ]
+        # each signal is looked for only when the paste has a whole word of its literal (one bounded
+        # by other characters inside the literal, so the paste has it whole wherever it has the literal)
+        self._signal_by_word: dict[str, list[int]] = defaultdict(list)
+        self._signal_always: list[int] = []
+        for k, (_eid, _rx, lit) in enumerate(self.signal_rx):
+            inner = [m.group() for m in _TOKEN.finditer(lit) if m.start() > 0 and m.end() < len(lit)]
+            if inner:
+                self._signal_by_word[max(inner, key=len)].append(k)
+            else:
+                self._signal_always.append(k)
 
     # -- sources ---------------------------------------------------------------------------------
     def _sources(self, parsed: Parsed) -> list[tuple[str, str | None, str]]:
@@ -614,7 +625,14 @@ class Matcher:
         joined = "\n".join(texts)
         blob = joined.lower()  # one look for each signal's literal and expression; its lines only on a hit
         named = _backends_named(msg[:MAX_FUZZY_CHARS].lower()) if msg else set()
-        for eid, rx, literal in self.signal_rx:
+        by_word = self._signal_by_word
+        maybe = list(self._signal_always)
+        for w in set(_TOKEN.findall(blob)):
+            maybe += by_word.get(w, ())
+        maybe.sort()  # in the entries' order: the first signal of an entry gives its line
+        signal_rx = self.signal_rx
+        for k in maybe:
+            eid, rx, literal = signal_rx[k]
             if literal not in blob:
                 continue
             if budget is not None and budget.spent():  # looked at only before an expression runs
