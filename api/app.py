@@ -191,7 +191,7 @@ def _explain(body: ExplainRequest, index: Index, accept_language: str | None, re
     if recorder is not None:
         recorder.submit(answer, body.text, index)  # a queue put: the store is written off this thread
     lang = resolve_lang(body.lang, answer.parsed.lang_hint, accept_language)
-    return rendered_json(answer, index, lang=lang) | {"lang": lang}
+    return rendered_json(answer, index, lang=lang, formats=body.render) | {"lang": lang}
 
 
 # --- routes -----------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from pydantic_core import PydanticSerializationError, to_json
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse as _StarletteJSON
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -48,6 +49,10 @@ class JSONResponse(_StarletteJSON):
     bytes, never a 500."""
 
     def render(self, content: Any) -> bytes:
+        try:  # pydantic's serialiser (Rust, a dependency of FastAPI's): a tenth of json.dumps' time
+            return to_json(content, inf_nan_mode="null")
+        except (PydanticSerializationError, TypeError, ValueError):
+            pass  # a lone surrogate (or anything it cannot write): the careful way below
         text = json.dumps(content, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":"))
         try:
             return text.encode("utf-8")

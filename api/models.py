@@ -18,6 +18,8 @@ MAX_TOP = 10
 MAX_QUERY_CHARS = 1000
 
 Lang = Literal["en", "zh", "both", "auto"]
+Format = Literal["markdown", "html"]
+FORMATS: tuple[Format, ...] = ("markdown", "html")
 SearchLang = Literal["en", "zh", "both"]
 
 
@@ -47,6 +49,13 @@ class ExplainRequest(BaseModel):
             description="At most this many matches (an integer; `10.0` is the integer 10, as JSON Schema reads it).",
         ),
     ] = 3
+
+    render: list[Format] = Field(
+        default_factory=lambda: list(FORMATS),
+        max_length=2,
+        description="The formats each match's `rendered` holds (and `raised_at_rendered`); `[]` leaves them out: "
+        "a client that shows the JSON's own fields does not wait for rendering.",
+    )
 
     @field_validator("top", mode="before")
     @classmethod
@@ -115,13 +124,16 @@ class ParsedOut(_Open):
 
 
 class RenderedPart(_Open):
-    markdown: str
-    html: str = Field(description="Rendered from Markdown with raw HTML off: safe to insert as HTML.")
+    markdown: str | None = None
+    html: str | None = Field(None, description="Rendered from Markdown with raw HTML off: safe to insert as HTML.")
 
 
 class RenderedOut(_Open):
-    markdown: str = Field(description="The whole answer for this match.")
-    html: str = Field(description="Rendered from Markdown with raw HTML off: safe to insert as HTML.")
+    markdown: str | None = Field(None, description="The whole answer for this match (when `render` asks for it).")
+    html: str | None = Field(
+        None,
+        description="Rendered from Markdown with raw HTML off: safe to insert as HTML (when `render` asks for it).",
+    )
     short: RenderedPart = Field(
         description="The short answer (where, summary, the cause the paste points to, the best fix) without the title line."
     )
@@ -134,7 +146,7 @@ class MatchOut(_Open):
     title: str
     reasons: list[str]
     captures: dict[str, str]
-    rendered: RenderedOut
+    rendered: RenderedOut | None = Field(None, description="Left out when the request's `render` is `[]`.")
 
 
 class NearestOut(_Open):

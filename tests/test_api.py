@@ -168,6 +168,28 @@ def test_explain_auto_language(client):
     assert r.json()["lang"] == "en"
 
 
+def test_explain_renders_only_the_formats_asked_for(client):
+    """``render`` names the formats each match carries; ``[]`` leaves rendering out (the JSON's own
+    fields are the same), the page asks for HTML only."""
+    full = client.post("/v1/explain", json={"text": SEED, "lang": "en"}).json()
+    bare = client.post("/v1/explain", json={"text": SEED, "lang": "en", "render": []}).json()
+    html = client.post("/v1/explain", json={"text": SEED, "lang": "en", "render": ["html"]}).json()
+    ExplainResponse.model_validate(bare)
+    ExplainResponse.model_validate(html)
+    assert "rendered" not in bare["matches"][0]
+    assert [{k: v for k, v in m.items() if k != "rendered"} for m in full["matches"]] == bare["matches"]
+    r = html["matches"][0]["rendered"]
+    assert set(r) == {"html", "short", "rest"} and set(r["short"]) == set(r["rest"]) == {"html"}
+    assert r["html"] == full["matches"][0]["rendered"]["html"]
+    assert r["short"]["html"] == full["matches"][0]["rendered"]["short"]["html"]
+    uncurated = "RuntimeError: linalg.cross: inputs dimension -1 must have length 3. Got 2 and 2"
+    longtail = client.post("/v1/explain", json={"text": uncurated, "render": ["markdown"]}).json()
+    assert longtail["matches"] == [] and set(longtail["raised_at_rendered"]) == {"markdown"}
+    assert "raised_at_rendered" not in client.post("/v1/explain", json={"text": uncurated, "render": []}).json()
+    for bad in (["pdf"], "html", ["html", "html", "markdown"]):
+        assert_error(client.post("/v1/explain", json={"text": SEED, "render": bad}), 422)
+
+
 def test_explain_top_and_abstain(client):
     data = client.post("/v1/explain", json={"text": MATMUL, "top": 1}).json()
     assert [m["id"] for m in data["matches"]] == ["matmul-shape-mismatch"]

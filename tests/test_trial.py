@@ -1,5 +1,6 @@
 """Checked on your values (``explainer/surfaces/trial.py``): in the hooks, the answer's fix runs on
-meta-device stand-ins of the failing frame's tensors and modules, never on the user's objects."""
+copies (small CPU tensors) or meta-device stand-ins of the failing frame's tensors and modules,
+never on the user's objects."""
 
 from __future__ import annotations
 
@@ -57,11 +58,36 @@ def test_a_fix_that_works_says_what_came_out_and_the_users_objects_stay_as_they_
         "inputs": [("images", "[32, 1, 28, 28] float32")],
         "result": "[32, 10] float32",
         "error": None,
+        "on": "copies",
     }
-    assert "`images` [32, 1, 28, 28] float32 → [32, 10] float32" in trial_markdown(got, "en")
+    assert (
+        "copies of your tensors (same values, shapes and dtypes): `images` [32, 1, 28, 28] float32 → [32, 10] float32"
+        in trial_markdown(got, "en")
+    )
+    assert "副本" in trial_markdown(got, "zh")
     # nothing of the user's changed: the module is still on the CPU with its values, the tensor unflattened
     assert weight.device.type == "cpu" and torch.equal(weight, before) and weight.grad is None
     assert g["images"].shape == (32, 1, 28, 28)
+
+
+def test_large_or_gpu_values_get_meta_stand_ins_only_where_torch_has_what_they_need(tmp_path, monkeypatch):
+    """Past COPY_LIMIT the trial computes on meta tensors, but never pays for importing what the first
+    meta operation needs (torch._dynamo, about a second): without it, no trial."""
+    from explainer.surfaces import trial
+
+    exc, g, path = _failure(tmp_path, MLP)
+    fix = {"applies": {"kind": "insert_before", "file": path, "line": 6}, "code": "images = images.flatten(1)"}
+    monkeypatch.setattr(trial, "COPY_LIMIT", 1000)
+    with monkeypatch.context() as m:
+        m.delitem(sys.modules, "torch._dynamo", raising=False)
+        assert try_fix(exc, fix) is None
+        assert "torch._dynamo" not in sys.modules
+    import torch._dynamo  # noqa: F401 - what a program that compiled has loaded
+
+    got = try_fix(exc, fix)
+    assert got["status"] == "ok" and got["on"] == "stand-ins" and got["result"] == "[32, 10] float32"
+    assert "stand-ins of your tensors (same shapes and dtypes, no data)" in trial_markdown(got, "en")
+    assert g["model"][0].weight.device.type == "cpu"
 
 
 def test_a_fix_that_still_raises_on_the_users_shapes_is_called_out(tmp_path):
@@ -97,10 +123,15 @@ def test_the_script_hook_shows_the_trial(tmp_path):
     script = tmp_path / "mlp.py"
     script.write_text(MLP)
     out = subprocess.run(
-        [sys.executable, "-m", "explainer", "run", str(script)], capture_output=True, text=True, timeout=120
+        [sys.executable, "-X", "importtime", "-m", "explainer", "run", str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert out.returncode == 1
-    assert "Checked on stand-ins of your tensors" in out.stderr and "→ [32, 10] float32" in out.stderr
+    assert "Checked on copies of your tensors" in out.stderr and "→ [32, 10] float32" in out.stderr
+    # the trial computed on copies: nothing imported torch._dynamo (a second of the hook's time)
+    assert "torch._dynamo" not in out.stderr
 
 
 def test_a_program_that_uses_the_alarm_keeps_it(tmp_path):

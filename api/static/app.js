@@ -194,7 +194,8 @@
       const resp = await fetch("/v1/explain", {
         method: "POST",
         headers: { "content-type": "application/json", "accept": "application/json" },
-        body: JSON.stringify({ text: text, lang: currentLang(), top: 3 }),
+        // the page shows the HTML only: the Markdown is not rendered for it
+        body: JSON.stringify({ text: text, lang: currentLang(), top: 3, render: ["html"] }),
       });
       let data = null;
       try { data = await resp.json(); } catch (e) { data = null; }

@@ -5,6 +5,8 @@ The language is chosen here, at render time; the analysis result never holds it.
 
 from __future__ import annotations
 
+import itertools
+
 from explainer.advise.advise import code_span, fill_text
 from explainer.render import advice_for, answer_json, environment_notes, raised_by
 
@@ -437,7 +439,11 @@ def _cached_html(md: str) -> str:
     if out is None:
         out = markdown_to_html(md)
         if len(_HTML_CACHE) >= _HTML_CACHE_MAX:
-            _HTML_CACHE.clear()
+            try:  # the oldest quarter (dicts keep insertion order): an entry's own pieces come back soon
+                for old in list(itertools.islice(_HTML_CACHE, _HTML_CACHE_MAX // 4)):
+                    _HTML_CACHE.pop(old, None)
+            except RuntimeError:  # another thread changed it meanwhile
+                pass
         _HTML_CACHE[md] = out
     return out
 
@@ -452,21 +458,41 @@ def markdown_to_html(md: str) -> str:
     return _MD.render(md)
 
 
-def rendered_json(answer, index, *, lang: str = "en", source=None) -> dict:
+FORMATS = ("markdown", "html")
+
+
+def rendered_json(answer, index, *, lang: str = "en", source=None, formats=FORMATS) -> dict:
     """:func:`~explainer.render_json` with each match rendered (``rendered``: Markdown,
     HTML, the short answer and the rest) and, for an uncurated answer, the raise sites: what the API
-    writes and the paste page shows."""
-    out = answer_json(answer, index, lang=lang, source=source, render_match=render_match)
+    writes and the paste page shows. ``formats``: which of Markdown and HTML (none: nothing rendered)."""
+    if not formats:
+        return answer_json(answer, index, lang=lang, source=source)
+
+    def render(answer, index, cand, *, lang: str, advice: dict | None = None) -> dict:
+        return render_match(answer, index, cand, lang=lang, advice=advice, source=source, formats=formats)
+
+    out = answer_json(answer, index, lang=lang, source=source, render_match=render)
     if answer.raised_at and not out["matches"]:
         md = raised_at_markdown(answer, lang=lang)
-        out["raised_at_rendered"] = {"markdown": md, "html": markdown_to_html(md)}
+        both = {"markdown": md, "html": markdown_to_html(md) if "html" in formats else ""}
+        out["raised_at_rendered"] = {k: v for k, v in both.items() if k in formats}
     return out
 
 
-def render_match(answer, index, cand, *, lang: str, advice: dict | None = None, source=None) -> dict:
+def _formatted(segs: list[tuple[str, str]], formats) -> dict:
+    out = {}
+    if "markdown" in formats:
+        out["markdown"] = segments_markdown(segs)
+    if "html" in formats:
+        out["html"] = segments_html(segs)
+    return out
+
+
+def render_match(answer, index, cand, *, lang: str, advice: dict | None = None, source=None, formats=FORMATS) -> dict:
     """One match rendered: the whole answer (``markdown``, ``html``), and for the page, which shows
     the title, confidence and where itself, the ``short`` answer without them and the ``rest``
-    (why, every cause and fix, how to check, docs) without what the short answer already said."""
+    (why, every cause and fix, how to check, docs) without what the short answer already said;
+    each in the ``formats`` asked for."""
     doc = index.entry(cand.id)
     advice = advice or advice_for(answer, index, cand, source=source)
     values = fix_values(answer, cand)
@@ -475,12 +501,7 @@ def render_match(answer, index, cand, *, lang: str, advice: dict | None = None, 
     )
     short = short_segments(answer, cand, doc=doc, values=values, advice=advice, lang=lang, header=False, where=False)
     rest = entry_segments(doc, lang=lang, values=values, advice=advice, intro=False)
-    return {
-        "markdown": segments_markdown(segs),
-        "html": segments_html(segs),
-        "short": {"markdown": segments_markdown(short), "html": segments_html(short)},
-        "rest": {"markdown": segments_markdown(rest), "html": segments_html(rest)},
-    }
+    return {**_formatted(segs, formats), "short": _formatted(short, formats), "rest": _formatted(rest, formats)}
 
 
 def answer_markdown(answer, index, *, lang: str, source=None) -> str:

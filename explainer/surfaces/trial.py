@@ -2,14 +2,22 @@
 frame's own tensors before it is shown.
 
 Only where the fix changes the very line that failed (replaced, or with statements inserted before
-it: they run first, then the line's value is computed), and only on stand-ins: every tensor becomes a tensor on PyTorch's ``meta`` device
-(same shape, dtype and ``requires_grad``; no data, no memory, nothing computed), a module becomes a copy
-whose parameters and buffers are such tensors (the user's module is never touched), plain values
-(numbers, strings, dtypes, tuples and lists of those) are copied. A name bound to anything else (a
-user function, an open file, an object of another kind) stops the trial: running it could have side
-effects. The trial runs in the main thread under a timer (``TIME_LIMIT``; the first meta operation of
-a process, which loads torch's meta kernels in about a second, runs before it), and not at all where
-the program has an alarm or an alarm handler of its own; it says one of:
+it: they run first, then the line's value is computed), and only on copies, never on the user's
+objects:
+
+- **copies** where every tensor the line names is on the CPU and they hold at most ``COPY_LIMIT``
+  elements together, modules' parameters and buffers counted: each tensor is cloned (values, dtype,
+  ``requires_grad``), a module deep-copied; the fix then computes on real values;
+- **meta stand-ins** otherwise (a large model, a GPU tensor): every tensor becomes a tensor on PyTorch's
+  ``meta`` device (same shape, dtype and ``requires_grad``; no data, no memory, nothing computed), a
+  module a copy whose parameters and buffers are such tensors; only where the process has already
+  loaded what meta tensors need (``torch._dynamo``, which torch imports on the first meta operation:
+  about a second, more than the explanation is worth).
+
+Plain values (numbers, strings, dtypes, tuples and lists of those) are copied. A name bound to anything
+else (a user function, an open file, an object of another kind) stops the trial: running it could
+have side effects. The trial runs in the main thread under a timer (``TIME_LIMIT``), and not at all
+where the program has an alarm or an alarm handler of its own; it says one of:
 
 - ``ok``: the new expression runs on your shapes and dtypes; ``result`` describes what came out;
 - ``raises``: it raises an exception of the original's type on your shapes and dtypes (PyTorch's meta
@@ -18,7 +26,8 @@ the program has an alarm or an alarm handler of its own; it says one of:
 - ``None``: it could not be checked (meta tensors cannot do everything: reading values, data-dependent
   shapes), which says nothing against the fix.
 
-Devices are not part of the check (every stand-in is on ``meta``), so neither are device errors.
+Devices are not part of the check (copies stay on the CPU, stand-ins are on ``meta``), so neither are
+device errors.
 """
 
 from __future__ import annotations
@@ -34,6 +43,7 @@ import types
 
 TIME_LIMIT = 1.0  # seconds the trial may run
 MAX_PARAMETERS = 200_000_000  # a larger module is not copied, even as meta tensors
+COPY_LIMIT = 1 << 22  # elements (16 MiB of float32) up to which the trial computes on real copies
 MAX_ITEMS = 64  # elements of a list, tuple or dict turned into stand-ins
 _SCALARS = (int, float, complex, bool, str, bytes, type(None), slice, type(Ellipsis))
 
@@ -42,32 +52,66 @@ class _Refuse(Exception):
     """A value the trial must not run code on."""
 
 
-def _stand_in(obj, torch, depth: int = 0):
+def _tensors(obj, torch, depth: int = 0):
+    """The tensors a value holds (a module's parameters and buffers; lists, tuples and dicts looked
+    into as :func:`_stand_in` does)."""
+    if isinstance(obj, torch.Tensor):
+        yield obj
+    elif isinstance(obj, torch.nn.Module):
+        yield from obj.parameters()
+        yield from obj.buffers()
+    elif isinstance(obj, (list, tuple)) and depth < 3 and len(obj) <= MAX_ITEMS:
+        for x in obj:
+            yield from _tensors(x, torch, depth + 1)
+    elif type(obj) is dict and depth < 3 and len(obj) <= MAX_ITEMS:
+        for x in obj.values():
+            yield from _tensors(x, torch, depth + 1)
+
+
+def _copies_will_do(values: list, torch) -> bool:
+    """Whether the values' tensors are all on the CPU and small enough to compute on copies of them."""
+    total = 0
+    for v in values:
+        for t in _tensors(v, torch):
+            if t.device.type != "cpu" or t.layout != torch.strided:
+                return False
+            total += t.numel()
+            if total > COPY_LIMIT:
+                return False
+    return True
+
+
+def _tensor_copy(obj, torch, meta: bool):
+    t = torch.empty_like(obj, device="meta") if meta else obj.detach().clone()
+    grad = obj.requires_grad and (t.is_floating_point() or t.is_complex())
+    if type(obj) is torch.nn.Parameter:
+        return torch.nn.Parameter(t, requires_grad=grad)
+    return t.requires_grad_(True) if grad else t
+
+
+def _stand_in(obj, torch, depth: int = 0, meta: bool = True):
     if isinstance(obj, _SCALARS) or isinstance(obj, (torch.dtype, torch.device, torch.Size, types.ModuleType)):
         return obj
     if type(obj) in (torch.Tensor, torch.nn.Parameter):
-        meta = torch.empty_like(obj, device="meta")
-        if obj.requires_grad and (meta.is_floating_point() or meta.is_complex()):
-            meta.requires_grad_(True)
-        return meta
+        return _tensor_copy(obj, torch, meta)
     if isinstance(obj, torch.nn.Module):
         params = list(obj.parameters())
         if sum(p.numel() for p in params) > MAX_PARAMETERS:
             raise _Refuse("a module too large to copy")
         memo: dict[int, object] = {}
         for p in params:
-            memo[id(p)] = torch.nn.Parameter(torch.empty_like(p, device="meta"), requires_grad=p.requires_grad)
+            memo[id(p)] = _tensor_copy(p, torch, meta)
         for b in obj.buffers():
-            memo[id(b)] = torch.empty_like(b, device="meta")
+            memo[id(b)] = _tensor_copy(b, torch, meta)
         try:
             return copy.deepcopy(obj, memo)
         except Exception as exc:  # noqa: BLE001 - a module that cannot be copied is not tried
             raise _Refuse("a module that cannot be copied") from exc
     if isinstance(obj, (list, tuple)) and depth < 3 and len(obj) <= MAX_ITEMS:
-        items = [_stand_in(x, torch, depth + 1) for x in obj]
+        items = [_stand_in(x, torch, depth + 1, meta) for x in obj]
         return items if isinstance(obj, list) else tuple(items)
     if type(obj) is dict and depth < 3 and len(obj) <= MAX_ITEMS:
-        return {k: _stand_in(v, torch, depth + 1) for k, v in obj.items() if isinstance(k, _SCALARS)}
+        return {k: _stand_in(v, torch, depth + 1, meta) for k, v in obj.items() if isinstance(k, _SCALARS)}
     if isinstance(obj, (types.BuiltinFunctionType, type)) and (
         getattr(obj, "__module__", "") in ("builtins", None) or str(getattr(obj, "__module__", "")).startswith("torch")
     ):
@@ -154,19 +198,22 @@ def try_fix(original: BaseException, fix: dict) -> dict | None:
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
         }
     )
+    values: dict[str, object] = {}
+    for name in names:
+        if name in frame.f_locals:
+            values[name] = frame.f_locals[name]
+        elif name in frame.f_globals:
+            values[name] = frame.f_globals[name]
+        elif not hasattr(builtins, name):
+            return None
     space: dict[str, object] = {}
     inputs = []
     try:
-        for name in names:
-            if name in frame.f_locals:
-                obj = frame.f_locals[name]
-            elif name in frame.f_globals:
-                obj = frame.f_globals[name]
-            elif hasattr(builtins, name):
-                continue
-            else:
-                return None
-            space[name] = _stand_in(obj, torch)
+        meta = not _copies_will_do(list(values.values()), torch)
+        if meta and "torch._dynamo" not in sys.modules:
+            return None  # the first meta operation would import it: a second, for one line of the answer
+        for name, obj in values.items():
+            space[name] = _stand_in(obj, torch, meta=meta)
             if isinstance(obj, torch.Tensor):
                 inputs.append((name, describe(obj, torch)))
     except _Refuse:
@@ -177,7 +224,7 @@ def try_fix(original: BaseException, fix: dict) -> dict | None:
     def _stop(signum, frame):
         raise TimeoutError
 
-    torch.empty(1, device="meta") + 1  # the first meta operation loads torch's meta kernels (~1 s): not the fix's time
+    on = "stand-ins" if meta else "copies"
     setup = compile(ast.Module(body=first, type_ignores=[]), "<the fix>", "exec")
     code = compile(ast.Expression(expr), "<the fix>", "eval")
     scope = {"__builtins__": builtins, **space}  # one namespace: what the inserted lines bind, the line reads
@@ -196,11 +243,12 @@ def try_fix(original: BaseException, fix: dict) -> dict | None:
             "inputs": inputs,
             "result": None,
             "error": str(exc).strip().split("\n", 1)[0][:200].rstrip("."),
+            "on": on,
         }
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
-    return {"status": "ok", "inputs": inputs, "result": describe(value, torch), "error": None}
+    return {"status": "ok", "inputs": inputs, "result": describe(value, torch), "error": None, "on": on}
 
 
 def trial_markdown(result: dict | None, lang: str) -> str:
@@ -208,12 +256,19 @@ def trial_markdown(result: dict | None, lang: str) -> str:
     if not result:
         return ""
     shown = ", ".join(f"`{n}` {d}" for n, d in result["inputs"][:4])
-    if result["status"] == "ok":
-        if lang == "zh":
-            return f"\n已用你的张量的替身（同样的形状和 dtype，不含数据）检查过这个修改：{shown} → {result['result']}\n"
-        return (
-            f"\nChecked on stand-ins of your tensors (same shapes and dtypes, no data): {shown} → {result['result']}\n"
-        )
+    copies = result.get("on") == "copies"
     if lang == "zh":
-        return f"\n**注意：** 在你的张量的替身（同样的形状和 dtype）上，这个修改仍然报错（{result['error']}）：它解决不了这里的问题。\n"
-    return f"\n**Careful:** on stand-ins of your tensors (same shapes and dtypes) this fix still raises: {result['error']}. It does not fix this case.\n"
+        on = (
+            "你的张量的副本（同样的数值、形状和 dtype）" if copies else "你的张量的替身（同样的形状和 dtype，不含数据）"
+        )
+        if result["status"] == "ok":
+            return f"\n已在{on}上检查过这个修改：{shown} → {result['result']}\n"
+        return f"\n**注意：** 在{on}上，这个修改仍然报错（{result['error']}）：它解决不了这里的问题。\n"
+    on = (
+        "copies of your tensors (same values, shapes and dtypes)"
+        if copies
+        else "stand-ins of your tensors (same shapes and dtypes, no data)"
+    )
+    if result["status"] == "ok":
+        return f"\nChecked on {on}: {shown} → {result['result']}\n"
+    return f"\n**Careful:** on {on} this fix still raises: {result['error']}. It does not fix this case.\n"

@@ -82,7 +82,7 @@ def real_tracebacks(*, cache: bool = True) -> list[tuple[str, str]]:
 _SNIPPET_FILE = re.compile(r'File "([^"]*tbx-snippet-[^"]*/)([^"/]+)\.py"')
 
 
-def variants(tracebacks: list[tuple[str, str]]) -> list[dict]:
+def variants(tracebacks: list[tuple[str, str]], extra: dict | None = None) -> list[dict]:
     payloads = []
     for i, (entry_id, tb) in enumerate(tracebacks):
         plain = _SNIPPET_FILE.sub(lambda m, i=i: f'File "/home/dev/project{i}/{m.group(2)}.py"', tb)
@@ -98,7 +98,11 @@ def variants(tracebacks: list[tuple[str, str]]) -> list[dict]:
         )
         for variant, text in (("plain", plain), ("rank-prefixed", ranked), ("windows", windows)):
             payloads.append(
-                {"id": entry_id, "variant": variant, "body": json.dumps({"text": text, "lang": "en"}).encode()}
+                {
+                    "id": entry_id,
+                    "variant": variant,
+                    "body": json.dumps({"text": text, "lang": "en", **(extra or {})}).encode(),
+                }
             )
     return payloads
 
@@ -247,7 +251,13 @@ def main(argv: list[str] | None = None) -> int:
         help="JSON lines with `id` and `text` (e.g. data/bench_pastes.jsonl from "
         "tests/bench/make_pastes.py) instead of running the reproducers here",
     )
+    ap.add_argument(
+        "--render",
+        default=None,
+        help="the request's `render` (comma-separated formats, '' for none); default: left out (both)",
+    )
     args = ap.parse_args(argv)
+    extra = {} if args.render is None else {"render": [f for f in args.render.split(",") if f]}
 
     t0 = time.perf_counter()
     if args.pastes:
@@ -257,13 +267,13 @@ def main(argv: list[str] | None = None) -> int:
             {
                 "id": r["id"],
                 "variant": r.get("format", "?"),
-                "body": json.dumps({"text": r["text"], "lang": "en"}).encode(),
+                "body": json.dumps({"text": r["text"], "lang": "en", **extra}).encode(),
             }
             for r in rows
         ]
     else:
         tracebacks = real_tracebacks(cache=not args.no_cache)
-        payloads = variants(tracebacks)
+        payloads = variants(tracebacks, extra)
     if len({p["body"] for p in payloads}) < MIN_PAYLOADS:
         raise SystemExit(f"only {len(payloads)} distinct payloads (need {MIN_PAYLOADS}): is torch installed?")
     print(
