@@ -321,7 +321,7 @@ def test_decoded_data_changes_no_answer_and_stays_bounded():
     msgs += [m.replace("12", "7", 1) + " and then some more words" for m in msgs[:40]]  # close wordings
     warm, small = LongTail(str(DATA.with_suffix("").with_suffix(".sqlite"))), None
     small = LongTail(warm.path)
-    small.DATA_CACHE = 50
+    small.DATA_CACHE = small.POSTINGS_CACHE = 50
     for m in msgs:  # the warm index first answers everything once
         warm.lookup(m, "RuntimeError", near=False)
         warm.lookup(m, "RuntimeError")

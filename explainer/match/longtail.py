@@ -20,7 +20,9 @@ import json
 import os
 import re
 import sqlite3
+import sys
 from _thread import allocate_lock, get_ident  # (threading's import is a share of the CLI's start)
+from typing import Any
 
 from explainer.textio import Lazy
 
@@ -296,9 +298,10 @@ class LongTail:
         self._cache: dict[tuple, tuple] = {}
         # the data, decoded once and kept (a never-seen message mostly asks for words and sites that
         # earlier ones asked for): a word's anchor postings, a site's row and template pieces
-        self._postings: dict[str, tuple] = {}  # word -> ((need, sites), ...)
-        self._sites: dict[int, tuple[dict, list]] = {}
+        self._postings: dict[str, tuple] = {}  # word -> ((need, (site, ...)), ...)
+        self._sites: dict[int, tuple] = {}
         self._last_seen: tuple | None = None
+        self._row_type: Any = None  # the named tuple of a kept site's columns
         db = self._db()
         self.meta = {k: json.loads(v) for k, v in db.execute("select key, value from meta")}
 
@@ -315,7 +318,10 @@ class LongTail:
 
     # -- retrieval --------------------------------------------------------------------------
     LOOKUP_CACHE = 2048  # recent lookups kept: the same error message recurs (users, cells, workers)
-    DATA_CACHE = 20_000  # words' postings and sites' rows kept (each table's oldest dropped beyond it)
+    # words' postings and sites' rows kept (the oldest dropped beyond it): a site takes about 1.2 KB,
+    # so the three indexes of a server hold at most about 15 MB of them
+    POSTINGS_CACHE = 8192
+    DATA_CACHE = 4096
 
     def lookup(
         self, message: str | None, exc_type: str | None = None, frames=(), top: int = 3, *, near: bool = True
@@ -400,21 +406,21 @@ class LongTail:
         fitted = len(found)
         tops = _packages_named(exc_type, frame_files)
         msg_q, first_q = msg.translate(_QUOTES), first_line.translate(_QUOTES)
-        for r, pieces in self._site_rows(db, best):
+        for r, pieces, _words in self._site_rows(db, best):
             got = fit(pieces, msg_q)
             if got is None:
                 continue
             strength, matched = got
-            lit = r["lit"]
+            lit = r.lit
             coverage = matched / max(len(msg), 1)
             if strength == "start" and first_line != msg:
                 # a message whose first line is the template's and whose next lines explain it (a graph break)
                 whole = fit(pieces, first_q)
                 if whole and whole[0] == "exact":
                     coverage = whole[1] / max(len(first_line), 1)
-            if not _passes(strength, lit, coverage, r["generic"]):
+            if not _passes(strength, lit, coverage, r.generic):
                 continue
-            site_type = (r["x"] or "").rsplit(".", 1)[-1]
+            site_type = (r.x or "").rsplit(".", 1)[-1]
             # a C++ check raises RuntimeError or one of torch's own subclasses (torch.OutOfMemoryError ...)
             type_ok = (
                 not want
@@ -423,41 +429,41 @@ class LongTail:
                 or (
                     site_type == "RuntimeError"
                     and want not in _BUILTIN_TYPES
-                    and r["o"] in ("binary", "source", "header", "gpu-source")
+                    and r.o in ("binary", "source", "header", "gpu-source")
                 )
             )
             if (
                 want
                 and site_type
                 and not type_ok
-                and (r["o"] == "python" or self.python_only)
+                and (r.o == "python" or self.python_only)
                 and want in _BUILTIN_TYPES
                 and site_type in _BUILTIN_TYPES
             ):
                 continue
-            in_frames = any(ff.endswith(r["f"]) for ff in frame_files) if r["f"] else False
+            in_frames = any(ff.endswith(r.f) for ff in frame_files) if r.f else False
             if builtin and not in_frames:
                 continue
-            mirror = any(m in r["f"] for m in _MIRRORS)
-            backend = any(any(k in r["f"] for k in keys) for d, keys in _BACKENDS.items() if d not in devices)
+            mirror = any(m in r.f for m in _MIRRORS)
+            backend = any(any(k in r.f for k in keys) for d, keys in _BACKENDS.items() if d not in devices)
             # a template that leaves most of the message to its holes ranks after those that say more of it
             key = (
                 0 if in_frames else 1,
-                0 if r["f"].split("/", 1)[0] in tops else 1,
-                r["generic"],
+                0 if r.f.split("/", 1)[0] in tops else 1,
+                r.generic,
                 0 if coverage >= 0.5 else 1,
-                _ORIGIN_RANK.get(r["o"], 1),
+                _ORIGIN_RANK.get(r.o, 1),
                 _STRENGTH_RANK[strength],
                 0 if type_ok else 1,
                 -round(coverage, 1),
                 1 if mirror else 0,
                 1 if backend else 0,
-                0 if r["v"] == self.meta.get("torch_version") else 1,
+                0 if r.v == self.meta.get("torch_version") else 1,
                 -lit,
-                r["f"],
-                r["l"] or 0,
+                r.f,
+                r.l or 0,
             )
-            found.append((key, self._row(r, strength, 1)))
+            found.append((key, self._row(r._asdict(), strength, 1)))
         if near and len(found) == fitted:  # no template fits word for word: a close wording of another release
             found += self._near(db, msg, words, want, builtin, frame_files)
         return self._groups(found, top)
@@ -474,12 +480,9 @@ class LongTail:
             return []
         ids = self._candidates(db, words, slack=1)
         out = []
-        for r, pieces in self._site_rows(db, ids):
-            if r["generic"]:
+        for r, pieces, tpl_words in self._site_rows(db, ids):
+            if r.generic:
                 continue
-            tpl_words = r.get("_words")
-            if tpl_words is None:
-                tpl_words = r["_words"] = [w for p in pieces if p is not HOLE for w in _WORD.findall(p)]
             if len(tpl_words) < NEAR_MIN_WORDS:
                 continue
             common = LCSseq.similarity(tpl_words, msg_words)
@@ -487,12 +490,12 @@ class LongTail:
             extra = len(msg_words) - common
             if common < NEAR_SHARE * len(tpl_words) or extra > 3 * holes + max(2, len(msg_words) // 5):
                 continue
-            site_type = (r["x"] or "").rsplit(".", 1)[-1]
+            site_type = (r.x or "").rsplit(".", 1)[-1]
             if want and site_type and site_type != want and want in _BUILTIN_TYPES and site_type in _BUILTIN_TYPES:
                 continue
-            in_frames = any(ff.endswith(r["f"]) for ff in frame_files) if r["f"] else False
-            key = (2, 0 if in_frames else 1, -round(common / len(tpl_words), 2), -len(tpl_words), r["f"], r["l"] or 0)
-            out.append((key, dict(self._row(r, "partial", 1), near=True)))
+            in_frames = any(ff.endswith(r.f) for ff in frame_files) if r.f else False
+            key = (2, 0 if in_frames else 1, -round(common / len(tpl_words), 2), -len(tpl_words), r.f, r.l or 0)
+            out.append((key, dict(self._row(r._asdict(), "partial", 1), near=True)))
         return out
 
     def _candidates(self, db, words: list[str], slack: int) -> list[int]:
@@ -528,8 +531,8 @@ class LongTail:
                 for w, site, need in db.execute(f"select word, site, need from anchor where word in ({q})", part):
                     got[w].setdefault(need, []).append(site)
             for w, by_need in got.items():
-                postings[w] = mine[w] = tuple((need, frozenset(sites)) for need, sites in sorted(by_need.items()))
-            _bound(postings, self.DATA_CACHE)
+                postings[w] = mine[w] = tuple((need, tuple(sites)) for need, sites in sorted(by_need.items()))
+            _bound(postings, self.POSTINGS_CACHE)
         seen: dict[int, list[set]] = {}
         for w in words:
             for need, sites in mine[w]:
@@ -537,22 +540,37 @@ class LongTail:
                 if levels is None:
                     levels = seen[need] = [set() for _ in range(need)]
                 for j in range(need - 1, 0, -1):
-                    levels[j] |= levels[j - 1] & sites
-                levels[0] |= sites
+                    levels[j].update(levels[j - 1].intersection(sites))
+                levels[0].update(sites)
         return seen
 
-    def _site_rows(self, db, ids: list[int]) -> list[tuple[dict, list]]:
-        """The sites' rows (column name to value) and their loose template pieces, by id."""
+    def _site_rows(self, db, ids: list[int]) -> list[tuple]:
+        """The sites by id, each ``(row, pieces, words)``: the row a named tuple of its columns (but
+        the template's encoded pieces and the graph-break key), its loose template pieces and the
+        words of their literal text; about 1.2 KB a site (a dict per row took 1.4 KB without the words)."""
         sites = self._sites
         mine = {i: hit for i in ids if (hit := sites.get(i)) is not None}
         missing = [i for i in ids if i not in mine]
         if missing:
             cols = self._cols(db)
+            if self._row_type is None:
+                from collections import namedtuple
+
+                self._row_type = namedtuple("Site", [c for c in cols if c not in ("p", "m")])  # type: ignore[misc]  # fields from the table
+            make, keep = self._row_type._make, [i for i, c in enumerate(cols) if c not in ("p", "m")]
+            p_at, shared = cols.index("p"), [i for i, c in enumerate(cols) if c in ("k", "x", "f", "o", "v")]
+            intern = sys.intern  # a release, a kind, a file: the same few strings on thousands of rows
             for k in range(0, len(missing), 500):
                 part = missing[k : k + 500]
                 for row in db.execute(f"select * from site where id in ({','.join('?' * len(part))})", part):
-                    r = dict(zip(cols, row))
-                    sites[r["id"]] = mine[r["id"]] = (r, loose(json.loads(r["p"])))
+                    values = list(row)
+                    for i in shared:
+                        if isinstance(values[i], str):
+                            values[i] = intern(values[i])
+                    pieces = tuple(loose(json.loads(values[p_at])))
+                    words = tuple(intern(w) for p in pieces if p is not HOLE for w in _WORD.findall(p))
+                    r = make(values[i] for i in keep)
+                    sites[r.id] = mine[r.id] = (r, pieces, words)
             _bound(sites, self.DATA_CACHE)
         return [mine[i] for i in sorted(mine)]
 
