@@ -861,3 +861,26 @@ def test_the_older_releases_wordings_of_curated_errors(index):
     for text, want in cases.items():
         got = explain_text(text, index, budget=None).matches
         assert got and got[0].id == want, (text[:40], got[:2])
+
+
+def test_a_signal_without_one_literal_is_looked_for_by_its_branches_literals(index):
+    """An expression that is an alternation at its top requires one of its branches' literals: the
+    paste is searched with the expression only when it holds one of them, and is still found then."""
+    from explainer.match.matcher import _branch_literals
+    from explainer.model import Parsed
+
+    assert _branch_literals(r"binarySearchForMultinomial|sampleMultinomialOnce") == [
+        "binarysearchformultinomial",
+        "samplemultinomialonce",
+    ]
+    assert _branch_literals(r"(a|b)cdefg") == []  # no alternation at the top
+    assert _branch_literals(r"(?i)abcd|efgh") == []  # inline flags: left whole
+    assert _branch_literals(r"abcd\|x|efgh") == ["abcd", "efgh"]  # an escaped bar splits nothing
+    assert _branch_literals(r"abcd|x") == []  # a branch that requires nothing of its own
+    matcher = index.matcher
+    assert matcher._signal_any  # the knowledge base has such signals
+    k, alts = next(iter(matcher._signal_any.items()))
+    eid = matcher.signal_rx[k][0]
+    found = matcher._signals(Parsed(exc_type="RuntimeError", message=f"failed: {alts[0]} (see above)"))
+    assert eid in found  # (each such signal's first branch is its literal followed by nothing required)
+    assert eid not in matcher._signals(Parsed(exc_type="RuntimeError", message="nothing of the kind here"))

@@ -145,6 +145,34 @@ def _required_literal(regex: str) -> str:
     return max(runs, key=len).lower() if runs else ""
 
 
+def _branch_literals(regex: str) -> list[str]:
+    """For an expression that is an alternation at its top (``a|b|c``), a piece of text every match
+    of each branch contains; [] unless every branch has one (a match then contains one of them)."""
+    branches, depth, start, i, in_class = [], 0, 0, 0, False
+    while i < len(regex):
+        c = regex[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            branches.append(regex[start:i])
+            start = i + 1
+        i += 1
+    branches.append(regex[start:])
+    if len(branches) < 2 or regex.startswith("(?"):  # (inline flags apply to every branch: not split)
+        return []
+    lits = [_required_literal(b) for b in branches]
+    return lits if all(lits) else []
+
+
 _NUMBER_SLOT = Lazy(r"\{[^{}\n]{0,80}\}|\b\d+\b")
 _NUMBER = Lazy(r"\b\d+\b")
 _TOKEN = Lazy(r"[a-z0-9_]+")  # a whole word of lower-case text, for the signals' look-up
@@ -391,12 +419,17 @@ class Matcher:
         # by other characters inside the literal, so the paste has it whole wherever it has the literal)
         self._signal_by_word: dict[str, list[int]] = defaultdict(list)
         self._signal_always: list[int] = []
+        # a signal without one required literal may be an alternation of branches that each have one
+        self._signal_any: dict[int, list[str]] = {}
+        sources = [s for e in self.entries.values() for s in e.get("signals", []) if not s.startswith("@")]
         for k, (_eid, _rx, lit) in enumerate(self.signal_rx):
             inner = [m.group() for m in _TOKEN.finditer(lit) if m.start() > 0 and m.end() < len(lit)]
             if inner:
                 self._signal_by_word[max(inner, key=len)].append(k)
             else:
                 self._signal_always.append(k)
+                if not lit and (alts := _branch_literals(sources[k])):
+                    self._signal_any[k] = alts
 
     # -- sources ---------------------------------------------------------------------------------
     def _sources(self, parsed: Parsed) -> list[tuple[str, str | None, str]]:
@@ -630,10 +663,13 @@ class Matcher:
         for w in set(_TOKEN.findall(blob)):
             maybe += by_word.get(w, ())
         maybe.sort()  # in the entries' order: the first signal of an entry gives its line
-        signal_rx = self.signal_rx
+        signal_rx, any_of = self.signal_rx, self._signal_any
         for k in maybe:
             eid, rx, literal = signal_rx[k]
             if literal not in blob:
+                continue
+            alts = any_of.get(k)
+            if alts and not any(a in blob for a in alts):
                 continue
             if budget is not None and budget.spent():  # looked at only before an expression runs
                 break
