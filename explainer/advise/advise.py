@@ -67,10 +67,18 @@ def _example(fix: dict, values: dict[str, str]) -> str | None:
     if not template.strip():
         return None
     code = fill(template, values).rstrip()
+    default = fill(template, {}).rstrip()  # the defaults: the tested example itself
+    if code == default:  # nothing of the paste's in it: checked once per process, not per answer
+        ok = _DEFAULT_VALID.get(default)
+        if ok is None:
+            ok = _DEFAULT_VALID[default] = is_valid(default)
+        return default if ok else None
     if is_valid(code) and not template_fields(code):
         return code
-    code = fill(template, {}).rstrip()  # the defaults: the tested example itself
-    return code if is_valid(code) else None
+    return default if is_valid(default) else None
+
+
+_DEFAULT_VALID: dict[str, bool] = {}  # a template's defaults: whether they are valid Python (the kb's own text)
 
 
 _CODE_KEYS = frozenset({"code", "target", "call", "receiver", "arg0", "arg1"})

@@ -213,7 +213,10 @@ def _test(kind: str, arg: str, ctx: Context) -> bool | None:
     """True / False, or None when the paste cannot tell."""
     if kind == "when":
         try:
-            return bool(evaluate(check_expression(arg), ctx.values))
+            tree = _WHEN.get(arg)
+            if tree is None:
+                tree = _WHEN[arg] = check_expression(arg)  # the knowledge base's own text: parsed once
+            return bool(evaluate(tree, ctx.values))
         except (Unknown, EvidenceError, RecursionError):
             return None
     rx = _compiled(arg)
@@ -228,6 +231,7 @@ def _test(kind: str, arg: str, ctx: Context) -> bool | None:
 
 
 _RX: dict[str, re.Pattern[str]] = {}
+_WHEN: dict[str, object] = {}  # a `when` expression's checked tree
 
 
 def _compiled(src: str) -> re.Pattern[str]:

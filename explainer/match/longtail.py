@@ -406,7 +406,13 @@ class LongTail:
         fitted = len(found)
         tops = _packages_named(exc_type, frame_files)
         msg_q, first_q = msg.translate(_QUOTES), first_line.translate(_QUOTES)
-        for r, pieces, _words in self._site_rows(db, best):
+        # a template that says too little of the message to pass the gates (see _passes) is not fitted:
+        # its literal text bounds what it can match, the shorter of the message and its first line
+        # what it is measured against
+        thin = 0.3 * min(len(msg), len(first_line) or len(msg))
+        for r, pieces, _words, most in self._site_rows(db, best):
+            if r.generic or (r.lit < 40 and most < thin):
+                continue
             got = fit(pieces, msg_q)
             if got is None:
                 continue
@@ -480,7 +486,7 @@ class LongTail:
             return []
         ids = self._candidates(db, words, slack=1)
         out = []
-        for r, pieces, tpl_words in self._site_rows(db, ids):
+        for r, pieces, tpl_words, _most in self._site_rows(db, ids):
             if r.generic:
                 continue
             if len(tpl_words) < NEAR_MIN_WORDS:
@@ -545,9 +551,9 @@ class LongTail:
         return seen
 
     def _site_rows(self, db, ids: list[int]) -> list[tuple]:
-        """The sites by id, each ``(row, pieces, words)``: the row a named tuple of its columns (but
-        the template's encoded pieces and the graph-break key), its loose template pieces and the
-        words of their literal text; about 1.2 KB a site (a dict per row took 1.4 KB without the words)."""
+        """The sites by id, each ``(row, pieces, words, most)``: the row a named tuple of its columns
+        (but the template's encoded pieces and the graph-break key), its loose template pieces, the
+        words of their literal text and its length (the most characters a fit can match); about 1.2 KB a site (a dict per row took 1.4 KB without the words)."""
         sites = self._sites
         mine = {i: hit for i in ids if (hit := sites.get(i)) is not None}
         missing = [i for i in ids if i not in mine]
@@ -569,8 +575,9 @@ class LongTail:
                             values[i] = intern(values[i])
                     pieces = tuple(loose(json.loads(values[p_at])))
                     words = tuple(intern(w) for p in pieces if p is not HOLE for w in _WORD.findall(p))
+                    most = sum(len(p) for p in pieces if p is not HOLE)  # the most a fit can match
                     r = make(values[i] for i in keep)
-                    sites[r.id] = mine[r.id] = (r, pieces, words)
+                    sites[r.id] = mine[r.id] = (r, pieces, words, most)
             _bound(sites, self.DATA_CACHE)
         return [mine[i] for i in sorted(mine)]
 
