@@ -144,6 +144,36 @@ def chained_cause(tb: str) -> str:
     )
 
 
+_LIBRARY_PATH = re.compile(r"site-packages|dist-packages|[\\/]lib[\\/]python\d")
+# what other entries' signals and evidence look for, written into the user's own code: a keyword
+# argument list of a diffusers call, a device, a comment naming GradScaler, backward(), NaN
+_DECOY_KWARGS = ', revision="fp16", torch_dtype=torch.float16, device="cuda:0")'
+_DECOY_COMMENT = "  # fp16 on cuda, then backward() with GradScaler and autocast; NaN loss? inplace op?"
+
+
+def code_mentions_other_errors(tb: str) -> str:
+    """The user's code lines (the line shown under each frame outside the installed libraries)
+    rewritten to mention other entries' words: a call gains ``revision="fp16", torch_dtype=...,
+    device="cuda:0"``, every such line a comment naming GradScaler, backward(), NaN. What torch
+    printed is unchanged, so the answer must be too: signals come from torch's output, not from the
+    user's code."""
+    out, user_frame = [], False
+    for line in tb.split("\n"):
+        m = _FRAME.match(line)
+        if m:
+            user_frame = not _LIBRARY_PATH.search(m.group(2))
+            out.append(line)
+            continue
+        if user_frame and line.startswith("    ") and line.strip() and not re.match(r"^\s*[\^~]+\s*$", line):
+            code = line.rstrip()
+            if code.endswith(")") and not code.lstrip().startswith("raise "):
+                code = code[:-1] + _DECOY_KWARGS
+            line = code + _DECOY_COMMENT
+        user_frame = False
+        out.append(line)
+    return "\n".join(out)
+
+
 FORMATS = {
     "standard": standard,
     "flattened": flattened,
@@ -159,4 +189,5 @@ FORMATS = {
     "windows_paths": windows_paths,
     "dataloader_worker": dataloader_worker,
     "chained_cause": chained_cause,
+    "code_mentions_other_errors": code_mentions_other_errors,
 }

@@ -884,3 +884,28 @@ def test_a_signal_without_one_literal_is_looked_for_by_its_branches_literals(ind
     found = matcher._signals(Parsed(exc_type="RuntimeError", message=f"failed: {alts[0]} (see above)"))
     assert eid in found  # (each such signal's first branch is its literal followed by nothing required)
     assert eid not in matcher._signals(Parsed(exc_type="RuntimeError", message="nothing of the kind here"))
+
+
+def test_the_users_code_lines_are_no_signal(index):
+    """What the user wrote (a diffusers call with torch_dtype=torch.float16, a comment naming
+    GradScaler) is not what torch printed: under their frames, also in an earlier traceback of a
+    chain, it gives no entry its signal (the robustness matrix checks every reproducer this way)."""
+    paste = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/me/app.py", line 9, in load\n'
+        '    pipe = load_pipe(revision="fp16", torch_dtype=torch.float16)  # GradScaler, backward()\n'
+        '  File "/home/me/app.py", line 4, in load_pipe\n'
+        '    raise OSError("weights not found")\n'
+        "OSError: weights not found\n\n"
+        "The above exception was the direct cause of the following exception:\n\n"
+        "Traceback (most recent call last):\n"
+        '  File "/home/me/app.py", line 20, in <module>\n'
+        "    main(torch_dtype=torch.float16)\n"
+        "RuntimeError: could not start the demo\n"
+    )
+    answer = explain_text(paste, index)
+    assert "amp-unscale-fp16-grads" not in [c.id for c in answer.candidates]
+    assert not any("torch_dtype" in line for line in parse_text(paste).lines)
+    # an unindented line after a header (no code shown) is kept: it may be the error itself
+    bare = parse_text('  File "/home/me/app.py", line 3, in f\nRuntimeError: CUDA error: out of memory\n')
+    assert any("out of memory" in line for line in bare.lines)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from explainer.budget import Budget
 from explainer.model import Frame, Link, Other, Parsed, Signal
 from explainer.parse.clean import clean
-from explainer.parse.grammar import _is_exc_line, _is_structural, _looks_like_type
+from explainer.parse.grammar import _is_exc_line, _is_structural, _looks_like_type, is_library
 from explainer.parse.rules import _chinese_prose
 from explainer.parse.scan import _scan
 from explainer.parse.state import _CHATTY, _CJK, MAX_CHARS, MAX_MESSAGE_LINES
@@ -386,9 +386,25 @@ SIGNAL_LINES = 400  # the paste's last lines an entry's signals are looked for i
 SIGNAL_LINE_CHARS = 500
 
 
+_USER_FRAME_HEADER = Lazy(r'^\s*File "([^"]{1,1000})", line \d')
+
+
 def _signal_lines(lines: list[str]) -> tuple[str, ...]:
-    """Every line of the paste's end (a warning printed early in a log names the cause too)."""
-    return tuple(l.strip()[:SIGNAL_LINE_CHARS] for l in lines[-SIGNAL_LINES:] if l.strip())
+    """Every line of the paste's end (a warning printed early in a log names the cause too), but the
+    user's own code lines (the line under a frame of theirs: what they wrote says nothing of what
+    torch printed, also in an earlier traceback of a chain)."""
+    out, code_next = [], False
+    for l in lines[-SIGNAL_LINES:]:
+        text = l.strip()
+        if not text:
+            continue
+        m = _USER_FRAME_HEADER.match(l)
+        if code_next and m is None and l[:1] in (" ", "\t"):  # indented under the header: its code
+            code_next = False
+            continue
+        code_next = bool(m) and not is_library(m.group(1))
+        out.append(text[:SIGNAL_LINE_CHARS])
+    return tuple(out)
 
 
 _FORMAT_ORDER = (
