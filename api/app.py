@@ -66,12 +66,6 @@ WARM_UP_PASTE = (
     "RuntimeError: grad can be implicitly created only for scalar outputs\n"
 )
 DEFAULT_QUEUE = 128
-# A paste up to this size is first explained on the event loop itself, within this budget, where no
-# explanation waits on the thread: handing it to the thread and back costs more than most answers
-# (the wake-up write and the interpreter lock passed twice); one that would take longer is cut at the
-# budget and explained again on the thread, so the loop (and /healthz) never waits more than that.
-INLINE_MAX_CHARS = 32_000
-INLINE_BUDGET_S = 0.015
 DEFAULT_TIMEOUT_S = 10.0
 DEFAULT_MAX_CONNECTIONS = 512
 ADMIN_TIMEOUT_S = 30.0  # GET /v1/gaps: reading and clustering the gap log (3 s budget) and the nearest entries
@@ -129,7 +123,6 @@ class ExplainPool:
         self.limit = self.max_concurrency + max(0, int(queue))
         self.timeout = float(timeout)
         self.pending = 0
-        self.inline = True  # a small paste first tried on the event loop (see INLINE_BUDGET_S)
         self.executor = ThreadPoolExecutor(max_workers=self.max_concurrency, thread_name_prefix="tbx-explain")
 
     async def run(self, fn, *args):
@@ -191,15 +184,10 @@ def _preferred(header: str) -> str:
     return best
 
 
-def _explain(
-    body: ExplainRequest, index: Index, accept_language: str | None, recorder=None, budget: float | None = None
-) -> dict | None:
-    """The answer's JSON; with a ``budget`` (seconds, the inline attempt), None when it ran out."""
+def _explain(body: ExplainRequest, index: Index, accept_language: str | None, recorder=None) -> dict:
     from explainer.render.markdown import rendered_json
 
-    answer = explain_text(body.text, index, top=body.top, **({"budget": budget} if budget is not None else {}))
-    if budget is not None and answer.partial:
-        return None  # explained again on the thread, with the whole budget
+    answer = explain_text(body.text, index, top=body.top)
     if recorder is not None:
         recorder.submit(answer, body.text, index)  # a queue put: the store is written off this thread
     lang = resolve_lang(body.lang, answer.parsed.lang_hint, accept_language)
@@ -215,13 +203,8 @@ async def explain(body: ExplainRequest, request: Request, index: Index = Depends
     and HTML in the asked language with its fix templates filled. An explanation that ran out of its
     time budget carries `"partial": true`; 503 when the service is overloaded."""
     accept = request.headers.get("accept-language")
-    pool, recorder = request.app.state.pool, request.app.state.recorder
-    if pool.inline and not pool.pending and len(body.text) <= INLINE_MAX_CHARS:
-        out = _explain(body, index, accept, recorder, INLINE_BUDGET_S)
-        if out is not None:
-            return JSONResponse(out)
     try:
-        return JSONResponse(await pool.run(_explain, body, index, accept, recorder))
+        return JSONResponse(await request.app.state.pool.run(_explain, body, index, accept, request.app.state.recorder))
     except Unavailable as exc:
         return error_response(503, str(exc), code=exc.code, headers={"Retry-After": "1"})
 

@@ -205,47 +205,6 @@ def test_explain_html_escapes_what_the_paste_says(client):
     assert "&lt;script&gt;" in html or "alert" not in html
 
 
-def test_a_small_paste_is_answered_on_the_loop_and_a_slow_one_on_the_thread(tiny, monkeypatch):
-    """A small paste is explained on the event loop within INLINE_BUDGET_S; one that runs past it is
-    explained again on the thread with the whole budget, and gets the same whole answer."""
-    import threading
-
-    import explainer.api.app as app_module
-
-    where: list[str] = []
-    real = app_module._explain
-
-    def watched(*args):
-        out = real(*args)
-        on_pool = threading.current_thread().name.startswith("tbx-explain")
-        where.append(("thread" if on_pool else "loop", out is None))
-        return out
-
-    monkeypatch.setattr(app_module, "_explain", watched)
-    with TestClient(create_app(lambda: tiny, cors_origins=[])) as c:
-        where.clear()
-        fast = c.post("/v1/explain", json={"text": SEED}).json()
-        assert where == [("loop", False)] and fast["matches"][0]["id"] == "backward-non-scalar-output"
-        from explainer.budget import Budget
-
-        real_text = app_module.explain_text
-
-        def past_the_inline_budget(text, index, top=3, **kw):
-            if "budget" not in kw:
-                return real_text(text, index, top=top)
-            spent = Budget(0.0)
-            spent.spent()  # a deadline passed and noticed: what a slow paste meets on the loop
-            return real_text(text, index, top=top, budget=spent)
-
-        monkeypatch.setattr(app_module, "explain_text", past_the_inline_budget)
-        where.clear()
-        slow = c.post("/v1/explain", json={"text": SEED}).json()
-        assert where == [("loop", True), ("thread", False)] and slow == fast
-        where.clear()
-        c.post("/v1/explain", json={"text": "x" * (app_module.INLINE_MAX_CHARS + 1) + "\n" + SEED})
-        assert where == [("thread", False)]
-
-
 def test_explain_long_paste_runs_off_the_event_loop(client):
     text = ("noise line\n" * 12000) + MATMUL  # > INLINE_CHARS
     data = client.post("/v1/explain", json={"text": text}).json()

@@ -31,10 +31,7 @@ def tiny(tmp_path_factory):
 
 
 def _slow_explain(monkeypatch, seconds: float, started: threading.Event | None = None):
-    """Every explanation takes ``seconds`` on the explaining thread (none is tried on the event loop
-    first: these tests are about the thread, its queue and its timeout)."""
     real = app_module._explain
-    monkeypatch.setattr(app_module, "INLINE_MAX_CHARS", -1)
 
     def slow(*args):
         if started is not None:
@@ -112,7 +109,7 @@ def test_partial_answers_say_so(tiny, monkeypatch):
         return b
 
     monkeypatch.setattr(
-        app_module, "explain_text", lambda text, index, top=3, **_: real(text, index, top=top, budget=spent())
+        app_module, "explain_text", lambda text, index, top=3: real(text, index, top=top, budget=spent())
     )
     with TestClient(create_app(lambda: tiny, cors_origins=[])) as client:
         data = client.post("/v1/explain", json={"text": MATMUL}).json()
