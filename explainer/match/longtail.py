@@ -22,7 +22,7 @@ import re
 import sqlite3
 import sys
 from _thread import allocate_lock, get_ident  # (threading's import is a share of the CLI's start)
-from typing import Any
+from collections import namedtuple
 
 from explainer.textio import Lazy
 
@@ -301,9 +301,10 @@ class LongTail:
         self._postings: dict[str, tuple] = {}  # word -> ((need, (site, ...)), ...)
         self._sites: dict[int, tuple] = {}
         self._last_seen: tuple | None = None
-        self._row_type: Any = None  # the named tuple of a kept site's columns
         db = self._db()
         self.meta = {k: json.loads(v) for k, v in db.execute("select key, value from meta")}
+        # a kept site's row: its columns but the encoded pieces and the graph-break key
+        self._Site = namedtuple("Site", [c for c in self._cols(db) if c not in ("p", "m")])  # type: ignore[misc]
 
     def _db(self) -> sqlite3.Connection:
         db = self._conns.get(get_ident())
@@ -551,19 +552,16 @@ class LongTail:
         return seen
 
     def _site_rows(self, db, ids: list[int]) -> list[tuple]:
-        """The sites by id, each ``(row, pieces, words, most)``: the row a named tuple of its columns
-        (but the template's encoded pieces and the graph-break key), its loose template pieces, the
-        words of their literal text and its length (the most characters a fit can match); about 1.2 KB a site (a dict per row took 1.4 KB without the words)."""
+        """The sites by id, each ``(row, pieces, words, most)``: the row (``_Site``), its loose template
+        pieces, the words of their literal text and its length (the most characters a fit can match);
+        about 1.2 KB a site."""
         sites = self._sites
         mine = {i: hit for i in ids if (hit := sites.get(i)) is not None}
         missing = [i for i in ids if i not in mine]
         if missing:
             cols = self._cols(db)
-            if self._row_type is None:
-                from collections import namedtuple
-
-                self._row_type = namedtuple("Site", [c for c in cols if c not in ("p", "m")])  # type: ignore[misc]  # fields from the table
-            make, keep = self._row_type._make, [i for i, c in enumerate(cols) if c not in ("p", "m")]
+            make = self._Site._make  # type: ignore[attr-defined]  # (its fields come from the table)
+            keep = [i for i, c in enumerate(cols) if c not in ("p", "m")]
             p_at, shared = cols.index("p"), [i for i, c in enumerate(cols) if c in ("k", "x", "f", "o", "v")]
             intern = sys.intern  # a release, a kind, a file: the same few strings on thousands of rows
             for k in range(0, len(missing), 500):

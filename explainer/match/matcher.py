@@ -654,11 +654,8 @@ class Matcher:
         pieces = [msg[:MAX_REGEX_INPUT]] + ([msg[-MAX_REGEX_INPUT:]] if len(msg) > MAX_REGEX_INPUT else [])
         # the signal lines, the message's ends, then every line the paste ends with (a warning printed
         # earlier in a log names the cause as well)
-        # (not the user's own code lines shown under the frames: a signal is what torch or a library
-        # printed, and `torch_dtype=torch.float16` in a call of the user's says nothing of the error)
-        code = {f.code.strip() for f in parsed.frames if f.code}
-        tail = [line for line in parsed.lines if not code or line.strip() not in code]
-        texts = [s.text[:MAX_REGEX_INPUT] for s in parsed.signals] + pieces + tail
+        # (the parser leaves the user's own code lines out of them: see _signal_lines)
+        texts = [s.text[:MAX_REGEX_INPUT] for s in parsed.signals] + pieces + list(parsed.lines)
         joined = "\n".join(texts)
         blob = joined.lower()  # one look for each signal's literal and expression; its lines only on a hit
         named = _backends_named(msg[:MAX_FUZZY_CHARS].lower()) if msg else set()

@@ -7,7 +7,7 @@ from __future__ import annotations
 from explainer.budget import Budget
 from explainer.model import Frame, Link, Other, Parsed, Signal
 from explainer.parse.clean import clean
-from explainer.parse.grammar import _is_exc_line, _is_structural, _looks_like_type, is_library
+from explainer.parse.grammar import _is_exc_line, _is_structural, _looks_like_type
 from explainer.parse.rules import _chinese_prose
 from explainer.parse.scan import _scan
 from explainer.parse.state import _CHATTY, _CJK, MAX_CHARS, MAX_MESSAGE_LINES
@@ -312,7 +312,7 @@ def _parse(text: str, budget: Budget | None = None) -> Parsed:
             signals=tuple(signals),
             format=_format(hints, last_line=True),
             lang_hint=lang_hint(text),
-            lines=_signal_lines(lines),
+            lines=_signal_lines(lines, events),
         )
     final = pool[-1]
     if final.kind == "truncated" and final.exc_type is None and final.message is None:
@@ -376,7 +376,7 @@ def _parse(text: str, budget: Budget | None = None) -> Parsed:
         others=tuple(others[-20:]),
         format=fmt,
         lang_hint=lang_hint(text),
-        lines=_signal_lines(lines),
+        lines=_signal_lines(lines, events),
     )
 
 
@@ -386,25 +386,13 @@ SIGNAL_LINES = 400  # the paste's last lines an entry's signals are looked for i
 SIGNAL_LINE_CHARS = 500
 
 
-_USER_FRAME_HEADER = Lazy(r'^\s*File "([^"]{1,1000})", line \d')
-
-
-def _signal_lines(lines: list[str]) -> tuple[str, ...]:
+def _signal_lines(lines: list[str], events=()) -> tuple[str, ...]:
     """Every line of the paste's end (a warning printed early in a log names the cause too), but the
-    user's own code lines (the line under a frame of theirs: what they wrote says nothing of what
-    torch printed, also in an earlier traceback of a chain)."""
-    out, code_next = [], False
-    for l in lines[-SIGNAL_LINES:]:
-        text = l.strip()
-        if not text:
-            continue
-        m = _USER_FRAME_HEADER.match(l)
-        if code_next and m is None and l[:1] in (" ", "\t"):  # indented under the header: its code
-            code_next = False
-            continue
-        code_next = bool(m) and not is_library(m.group(1))
-        out.append(text[:SIGNAL_LINE_CHARS])
-    return tuple(out)
+    code lines of the user's own frames, in every traceback of the paste: what they wrote says
+    nothing of what torch printed (``torch_dtype=torch.float16`` in their call is no sign of an fp16
+    error)."""
+    code = {f.code.strip() for e in events for f in e.frames if f.code and not f.library}
+    return tuple(t[:SIGNAL_LINE_CHARS] for l in lines[-SIGNAL_LINES:] if (t := l.strip()) and t not in code)
 
 
 _FORMAT_ORDER = (

@@ -474,8 +474,10 @@ def rendered_json(answer, index, *, lang: str = "en", source=None, formats=FORMA
     out = answer_json(answer, index, lang=lang, source=source, render_match=render)
     if answer.raised_at and not out["matches"]:
         md = raised_at_markdown(answer, lang=lang)
-        both = {"markdown": md, "html": markdown_to_html(md) if "html" in formats else ""}
-        out["raised_at_rendered"] = {k: v for k, v in both.items() if k in formats}
+        out["raised_at_rendered"] = {
+            **({"markdown": md} if "markdown" in formats else {}),
+            **({"html": markdown_to_html(md)} if "html" in formats else {}),
+        }
     return out
 
 
