@@ -49,6 +49,9 @@ def test_real_paste_is_answered_by_its_entry_and_says_who_raised_it(case, index)
         assert out["raised_by"]["kind"] == entry_by.get("kind", "torch")
     else:  # the entry leaves the distribution to the paste: named from it, or not known
         assert out["raised_by"]["kind"] in (entry_by["kind"], None)
+    if case.get("library"):  # the distribution to install or change, as the thread shows it
+        named = str(out["raised_by"]["library"]).lower().replace("_", "-")
+        assert named == case["library"].lower().replace("_", "-"), (out["raised_by"], case["source"])
 
 
 def test_older_entries_keep_their_pastes(index):

@@ -52,6 +52,38 @@ def test_top_level_names_of_a_wheel():
     assert facts_build.top_level(names) == ["_yaml", "cv2", "six", "yaml"]
 
 
+def test_import_names_of_a_source_archive():
+    files = {"mmcv-2.2.0/mmcv.egg-info/top_level.txt": b"mmcv\n"}
+    members = ["mmcv-2.2.0/setup.py", "mmcv-2.2.0/mmcv/__init__.py", "mmcv-2.2.0/tests/__init__.py", *files]
+    assert facts_build.sdist_top_level(members, files.__getitem__) == ["mmcv"]  # setuptools' own list
+    members = ["b-1.4.2/setup.py", "b-1.4.2/basicsr/__init__.py", "b-1.4.2/tests/__init__.py", "b-1.4.2/docs/__init__.py",
+               "b-1.4.2/basicsr/archs/__init__.py", "x-1.0/src/xpkg/__init__.py"]  # fmt: skip
+    assert facts_build.sdist_top_level(members, files.__getitem__) == ["basicsr", "xpkg"]
+
+
+def test_names_a_release_ships_by_mistake_or_a_requirement_does_not_own_are_left_out():
+    raw = json.loads(json.dumps(RAW))
+    raw["wheels"]["mmsegmentation"] = {
+        "version": "1",
+        "file": "m.whl",
+        "url": "u",
+        "sha256": "1" * 64,
+        "names": ["mmseg", "tests"],
+    }  # a seed, its stray tests/ folder
+    raw["wheels"]["pysbd"] = {
+        "version": "1",
+        "file": "p.whl",
+        "url": "u",
+        "sha256": "2" * 64,
+        "names": ["pysbd", "examples"],
+    }  # a requirement of a seed
+    raw["wheels"]["rouge"] = {"version": "1", "file": "r.whl", "url": "u", "sha256": "3" * 64,
+                              "names": ["rouge", "rougescore", "runner"]}  # fmt: skip
+    names = facts_build.build(raw)["import_names"]
+    assert names["mmseg"] == ["mmsegmentation"] and names["pysbd"] == ["pysbd"] and names["rouge"] == ["rouge"]
+    assert "tests" not in names and "examples" not in names and "runner" not in names
+
+
 @pytest.mark.parametrize(
     "version, spec, ok",
     [
@@ -93,6 +125,13 @@ def tb(*frames: str, last: str) -> str:
         (tb("/home/u/train.py", last="NameError: name 'model' is not defined"), "python", None),
         ("ModuleNotFoundError: No module named 'cv2'", "environment", "opencv-python"),
         ("ModuleNotFoundError: No module named 'sklearn.metrics'", "environment", "scikit-learn"),
+        # a distribution the ecosystem requires, one whose import name differs, one without wheels
+        ("ModuleNotFoundError: No module named 'fastapi'", "environment", "fastapi"),
+        ("ModuleNotFoundError: No module named 'fastchat.protocol'", "environment", "fschat"),
+        ("ModuleNotFoundError: No module named 'basicsr.losses.gan_loss'", "environment", "basicsr"),
+        # names a project's own folders take: no distribution
+        ("ModuleNotFoundError: No module named 'tests.helpers'", None, None),
+        ("ModuleNotFoundError: No module named 'vision_transformer'", None, None),
         (
             tb("/home/u/run.py", "/opt/conda/lib/python3.10/site-packages/transformers/models/auto/configuration_auto.py",
                last="KeyError: 'qwen2'"),

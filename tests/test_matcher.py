@@ -272,6 +272,25 @@ def test_pastes_cut_at_the_bottom(index):
     assert any(n["id"].startswith("backward-") for n in data["nearest"])  # the telling frame _make_grads
 
 
+def test_a_message_cut_inside_a_quoted_name(index):
+    """A paste cut inside a quoted name ("No module named 'torchvision.transforms.functional"): a
+    template's placeholder that swallows the open quote is no whole match; a template quoting a name
+    that begins so is the message's beginning and the more specific reading; a name other than the
+    one cut (build-isolation's 'torch' inside 'torchvision') is not."""
+    from explainer.match.matcher import CUT_MATCH, FULL_MATCH
+
+    answer = explain_text("ModuleNotFoundError: No module named 'torchvision.transforms.functional", index)
+    ids = [c.id for c in answer.matches]
+    assert ids[:2] == ["torchvision-functional-tensor-removed", "no-module-third-party"], ids
+    assert "build-isolation-torch-missing" not in ids
+    assert all(c.score < FULL_MATCH for c in answer.matches)
+    generic = explain_text("ModuleNotFoundError: No module named 'fastap", index).matches[0]
+    assert generic.id == "no-module-third-party" and CUT_MATCH <= generic.score < FULL_MATCH
+    # an apostrophe inside a word opens no quote; a closed quote is a whole match
+    whole = explain_text("ModuleNotFoundError: No module named 'fastapi'", index).matches[0]
+    assert whole.id == "no-module-third-party" and whole.score >= FULL_MATCH
+
+
 def test_a_generic_message_is_not_taken_for_a_cut_template(index):
     # "'method' object is not iterable" normalises to the same words as any "'X' object is not
     # iterable": equal is not "cut", so a user's own TypeError is not claimed by the optimizer entry

@@ -386,3 +386,10 @@ def test_a_missing_package_that_is_a_folder_of_the_users_frames_is_the_projects_
     )
     assert not _own(site)
     assert not _own(tb.format(f="/w/chatchat/cli.py", e="KeyError: 'No module named chatchat'"))
+    # the bare name imported inside a subpackage named after it: a wrapper of that library
+    wrapper = "C:\\w\\src\\upscale\\model\\realesrgan\\factory.py"
+    assert not _own(tb.format(f=wrapper, e="ModuleNotFoundError: No module named 'realesrgan'"))
+    # ... but right inside a source root, or the project's folder (not a package), it is the project's
+    for f in ("/w/LLaMA-Factory/src/llamafactory/cli.py", "/w/Langchain-Chatchat/chatchat/cli.py"):
+        top = f.split("/")[-2]
+        assert _own(tb.format(f=f, e=f"ModuleNotFoundError: No module named '{top}'")) == [f]

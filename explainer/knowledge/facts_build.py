@@ -59,6 +59,38 @@ TOP_LEVEL_DISTS = (
     "termcolor", "tqdm", "rich", "fire", "easydict", "pyzmq", "msgpack", "attrs", "typing-extensions",
     "importlib-metadata", "setuptools", "packaging", "filelock", "fsspec", "jinja2", "networkx", "sympy",
 )  # fmt: skip
+# the communities PyTorch users paste from (the issue trackers sampled in shared/eval/POPULATION.md and the
+# catalog's libraries: OpenMMLab, detectron2-style CUDA ops, the webui and ComfyUI, LLM serving and
+# fine-tuning, speech, graphs, face restoration): their import names, and those of every distribution
+# they or the distributions above require (``requires_dist`` without extras, followed to the end)
+COMMUNITY_DISTS = (
+    "mmcv-full", "mmcv-lite", "mmpretrain", "mmcls", "mmocr", "mmpose", "mmdet3d", "mmaction2", "mmagic",
+    "mmrotate", "mmyolo", "openmim", "deepspeed", "flash-attn", "dgl", "torch-scatter", "torch-sparse",
+    "torch-cluster", "torch-spline-conv", "pyg-lib", "ogb", "torchtext", "torchdata", "torchserve",
+    "fschat", "lmdeploy", "llamafactory", "xtuner", "ms-swift", "autoawq", "optimum-quanto",
+    "llama-cpp-python", "langchain", "langchain-community", "chromadb", "faiss-cpu", "sentence-transformers",
+    "qwen-vl-utils", "transformers-stream-generator", "cpm-kernels", "mamba-ssm", "causal-conv1d", "vllm-flash-attn",
+    "openai", "fastapi", "uvicorn", "streamlit", "gradio-client", "pydantic", "httpx", "requests", "aiohttp",
+    "gfpgan", "basicsr", "realesrgan", "facexlib", "codeformer-pip", "face-alignment", "dlib", "mediapipe",
+    "insightface", "onnxruntime-gpu", "controlnet-aux", "invisible-watermark", "k-diffusion", "compel",
+    "open-clip-torch", "clip-anytorch", "segmentation-models-pytorch", "pretrainedmodels", "efficientnet-pytorch",
+    "yacs", "lvis", "shapely", "open3d", "trimesh", "pyrender", "nerfstudio", "plyfile", "spconv-cu120",
+    "whisperx", "faster-whisper", "ctranslate2", "funasr", "modelscope", "nemo-toolkit", "speechbrain",
+    "espnet", "fairseq", "coqui-tts", "encodec", "demucs", "audiocraft", "pyannote-audio", "pydub",
+    "sounddevice", "pyaudio", "webrtcvad", "praat-parselmouth", "pyworld", "torchcrepe", "resampy",
+    "nnunetv2", "monai", "simpleitk", "nibabel", "hiddenlayer", "timm", "ultralytics", "yolov5", "supervision",
+    "lap", "filterpy", "cython-bbox", "thop", "ptflops", "fvcore", "tensorboardx", "mlflow", "ray", "optuna",
+    "spacy", "nltk", "gensim", "pypinyin", "jieba", "cn2an", "opencc", "zhconv", "seaborn", "plotly",
+    "numba", "cupy-cuda12x", "pycuda", "ninja", "cmake", "cython", "pybind11", "wheel", "pip", "scikit-build",
+    "imgaug", "kornia", "lpips", "pytorch-fid", "torch-fidelity", "clean-fid", "piq", "accelerate", "peft",
+    "bitsandbytes", "auto-gptq", "optimum", "xformers", "triton", "einops", "safetensors", "sentencepiece",
+    "tiktoken", "jsonlines", "easydict", "loguru", "colorama", "pyyaml", "toml", "tomli", "h5py", "lmdb",
+    "pyarrow", "polars", "openpyxl", "psutil", "gputil", "pynvml", "py3nvml", "nvitop", "tensorflow",
+    "keras", "jax", "flax", "paddlepaddle", "mxnet", "torch-npu", "intel-extension-for-pytorch",
+    "torch-directml", "pytorch-lightning", "lightning", "hydra-core", "wandb", "comet-ml", "neptune",
+)  # fmt: skip
+MAX_CLOSURE = 3000  # distributions followed through requirements, at most
+MAX_SDIST = 40_000_000  # bytes of a source archive read whole (for a project without wheels)
 PIPREQS = "pipreqs==0.5.0"
 MAX_ZIP_MEMBER = 2_000_000  # bytes of one file read out of a remote wheel
 PLATFORMS = ("manylinux_2_28_x86_64", "manylinux2014_x86_64", "manylinux1_x86_64", "macosx_11_0_arm64", "any")
@@ -215,8 +247,133 @@ def top_level(names: list[str]) -> list[str]:
     return sorted(out)
 
 
-def fetch(cache: Path) -> None:
+def _index_json(dist: str) -> dict | None:
+    """The package index's JSON record of a project's newest release (None: no such project)."""
+    import urllib.error
+    import urllib.request
+
+    url = f"https://pypi.org/pypi/{urllib.parse.quote(dist)}/json"
+    for attempt in range(5):
+        try:
+            with urllib.request.urlopen(url, timeout=60) as r:
+                return json.load(r)
+        except urllib.error.HTTPError as exc:
+            if exc.code == 404:
+                return None
+        except (OSError, ValueError):
+            pass
+        time.sleep(2**attempt)
+    raise OSError(f"{url}: no answer")
+
+
+_WHEEL_PREFERENCE = ("-none-any.whl", "manylinux_2_28_x86_64.whl", "manylinux2014_x86_64.whl", "x86_64.whl", ".whl")
+
+
+def _requirements(requires: list[str] | None) -> list[str]:
+    """The distributions a release requires without extras (the name as pip prints it)."""
+    out = []
+    for req in requires or ():
+        m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", req)
+        if m and "extra ==" not in req.partition(";")[2]:
+            out.append(_canon(m.group(1)))
+    return out
+
+
+def sdist_top_level(members: list[str], read) -> list[str]:
+    """Import names a source archive provides: its ``top_level.txt`` where setuptools wrote one
+    (``read(member)`` gives the file), else its packages (folders with ``__init__.py``, at the root or
+    under ``src/``); the project's own tests, docs and examples are not import names users miss."""
+    for m in sorted(members, key=len):
+        if re.fullmatch(r"[^/]+/(?:src/)?[^/]+\.egg-info/top_level\.txt", m):
+            names = read(m).decode("utf-8", "replace").split()
+            return sorted({n for n in names if n.isidentifier()})
+    out = set()
+    for m in members:
+        parts = m.split("/")
+        if parts[-1] != "__init__.py":
+            continue
+        if len(parts) == 3 or (len(parts) == 4 and parts[1] == "src"):
+            name = parts[-2]
+            if name.isidentifier() and name.lower() not in PROJECT_NAMES | {"docs", "examples", "demo", "benchmarks"}:
+                out.add(name)
+    return sorted(out)
+
+
+def _sdist_names(url: str, sha256: str) -> list[str]:
+    import hashlib
+    import io
+    import tarfile
+    import urllib.request
+
+    with urllib.request.urlopen(url, timeout=300) as r:
+        blob = r.read(MAX_SDIST + 1)
+    if len(blob) > MAX_SDIST or hashlib.sha256(blob).hexdigest() != sha256:
+        raise ValueError("too large or not the index's sha256")
+    if url.endswith(".zip"):
+        with zipfile.ZipFile(io.BytesIO(blob)) as z:
+            return sdist_top_level(z.namelist(), z.read)
+    with tarfile.open(fileobj=io.BytesIO(blob)) as t:
+        members = {m.name: m for m in t.getmembers() if m.isfile()}
+        return sdist_top_level(list(members), lambda n: t.extractfile(members[n]).read())  # type: ignore[union-attr]
+
+
+def release_names(dist: str) -> dict | None:
+    """The newest release of ``dist``: its wheel's (else its source archive's) import names, the file
+    and its sha256 as the index gives them, and what it requires."""
+    info = _index_json(dist)
+    if not info:
+        return None
+    base = f"https://pypi.org/pypi/{urllib.parse.quote(dist)}/json"  # a mirror may answer relative links
+    files = [{**f, "url": urllib.parse.urljoin(base, f["url"])} for f in info.get("urls", []) if not f.get("yanked")]
+    wheels = [f for f in files if f["filename"].endswith(".whl")]
+    pick = next((f for suffix in _WHEEL_PREFERENCE for f in wheels if f["filename"].endswith(suffix)), None)
+    rec = {
+        "name": info["info"]["name"],  # as the project spells it (Pillow, PyYAML)
+        "version": info["info"]["version"],
+        "requires_dist": info["info"].get("requires_dist") or [],
+    }
+    if pick:
+        names = top_level(zip_names(pick["url"]))
+    else:
+        pick = next((f for f in files if f["packagetype"] == "sdist" and f["size"] <= MAX_SDIST), None)
+        if not pick:
+            return None
+        names = _sdist_names(pick["url"], pick["digests"]["sha256"])
+    return {**rec, "file": pick["filename"], "url": pick["url"], "sha256": pick["digests"]["sha256"], "names": names}
+
+
+def fetch_names(raw: dict) -> None:
+    """``raw["wheels"]``: the import names of every seed distribution and of everything they require."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    wanted = [_canon(d) for d in (*TOP_LEVEL_DISTS, *COMMUNITY_DISTS)]
+    seen, level, out = set(wanted), list(dict.fromkeys(wanted)), {}  # type: ignore[var-annotated]
+    with ThreadPoolExecutor(8) as pool:
+        while level and len(out) < MAX_CLOSURE:
+            found = dict(zip(level, pool.map(release_names, level)))
+            nxt = []
+            for dist, rec in found.items():
+                print(f"{dist}: {rec and rec['file']}", file=sys.stderr)
+                if rec is None:
+                    continue
+                out[rec.pop("name")] = rec
+                for req in _requirements(rec["requires_dist"]):
+                    if req not in seen:
+                        seen.add(req)
+                        nxt.append(req)
+            level = nxt
+    raw["wheels"] = out
+
+
+def fetch(cache: Path, names_only: bool = False) -> None:
+    """The index's answers into ``cache/raw.json``; ``names_only``: the import names again, the pins
+    and pipreqs' mapping kept as they were fetched."""
     cache.mkdir(parents=True, exist_ok=True)
+    if names_only:
+        kept = json.loads((cache / "raw.json").read_text())
+        fetch_names(kept)
+        (cache / "raw.json").write_text(json.dumps(kept, indent=1, sort_keys=True))
+        return
     raw: dict = {"pins": {}, "torch": {}, "wheels": {}, "pipreqs": None}
     for dist, since in COMPANIONS.items():
         for v in versions(dist):
@@ -232,18 +389,7 @@ def fetch(cache: Path) -> None:
             print(f"torch {v}: {rec and rec['file']}", file=sys.stderr)
             if rec:
                 raw["torch"][v] = rec
-    for dist in TOP_LEVEL_DISTS:
-        vs = versions(dist)
-        rec = next((r for p in PLATFORMS for v in vs[-1:] if (r := report(dist, v, p))), None)
-        if rec:
-            try:
-                rec["names"] = top_level(zip_names(rec["url"]))
-            except (OSError, ValueError) as exc:
-                print(f"{dist}: {exc}", file=sys.stderr)
-                continue
-            rec["version"] = vs[-1]
-            raw["wheels"][dist] = rec
-        print(f"{dist}: {rec and rec['file']}", file=sys.stderr)
+    fetch_names(raw)
     with tempfile.TemporaryDirectory() as tmp:
         done = _pip("download", "--no-deps", "-d", tmp, PIPREQS)
         whl = next(Path(tmp).glob("pipreqs-*.whl"), None)
@@ -282,8 +428,14 @@ def _cuda_runtime(requires: list[str]) -> str | None:
 # cloned repository): a mapping never answers them with a distribution
 PROJECT_NAMES = frozenset(
     "utils util models model common config configs data dataset datasets tools lib libs src core test tests "
-    "helpers helper network networks modules module layers ops scripts train main app api base options".split()
+    "helpers helper network networks modules module layers ops scripts train main app api base options "
+    "trainer inference evaluation eval demo docs example examples sample samples benchmark benchmarks bin "
+    "build third_party".split()
 )
+
+
+def _canon(dist: str) -> str:
+    return re.sub(r"[-_.]+", "-", dist).lower()
 
 
 def _related(import_name: str, dist: str) -> bool:
@@ -310,12 +462,19 @@ def build(raw: dict) -> dict:
         torch_cuda[v] = {"cuda": cuda, "file": rec["file"], "sha256": rec["sha256"]}
     names: dict[str, list[str]] = {}
     sources = {}
-    # in the order of TOP_LEVEL_DISTS (the commonest first: cv2 -> opencv-python before its variants)
-    rank = {d: i for i, d in enumerate(TOP_LEVEL_DISTS)}
-    for dist, rec in sorted(raw["wheels"].items(), key=lambda kv: (rank.get(kv[0], len(rank)), kv[0].lower())):
+    # the seeds in their order (the commonest first: cv2 -> opencv-python before its variants), then
+    # what they require, by name
+    rank: dict[str, int] = {}
+    for d in (*TOP_LEVEL_DISTS, *COMMUNITY_DISTS):
+        rank.setdefault(_canon(d), len(rank))
+    for dist, rec in sorted(raw["wheels"].items(), key=lambda kv: (rank.get(_canon(kv[0]), len(rank)), kv[0].lower())):
         sources[dist] = {"version": rec["version"], "file": rec["file"], "sha256": rec["sha256"]}
+        seed = _canon(dist) in rank
         for n in rec["names"]:
-            names.setdefault(n, []).append(dist)
+            # a generic folder a release ships by mistake (tests/, utils/) is the project's own far more
+            # often; a distribution reached only as a requirement keeps the names that read as its own
+            if (n.lower() not in PROJECT_NAMES or _canon(n) == _canon(dist)) and (seed or _related(n, dist)):
+                names.setdefault(n, []).append(dist)
     if raw.get("pipreqs"):
         for line in raw["pipreqs"]["mapping"].splitlines():
             imp, _, dist = line.strip().partition(":")
@@ -342,10 +501,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m explainer.knowledge.facts_build")
     ap.add_argument("step", choices=("fetch", "build"))
     ap.add_argument("--cache", type=Path, required=True, help="folder of the fetched answers (raw.json)")
+    ap.add_argument("--names-only", action="store_true", help="fetch: the import names again, the pins kept")
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[2] / "data" / "facts.json")
     args = ap.parse_args(argv)
     if args.step == "fetch":
-        fetch(args.cache)
+        fetch(args.cache, names_only=args.names_only)
         return 0
     data = build(json.loads((args.cache / "raw.json").read_text()))
     args.out.write_text(json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=False) + "\n")

@@ -178,6 +178,21 @@ _NUMBER = Lazy(r"\b\d+\b")
 _TOKEN = Lazy(r"[a-z0-9_]+")  # a whole word of lower-case text, for the signals' look-up
 
 
+_OPEN_QUOTE = Lazy(r"(?:^|[\s(\[=:,])(['\"`])([^\s'\"`]{2,120})$")
+
+
+def _cut_quote(open_quote, p, folded: str) -> bool:
+    """Whether a message cut inside a quoted name is the beginning of template ``p``: the template
+    quotes a name that begins so, and every other name it quotes is in the message."""
+    head = open_quote.group(1) + open_quote.group(2)
+    at = p.raw.find(head)
+    if at < 0:
+        return False
+    end = p.raw.find(open_quote.group(1), at + 1)
+    rest = quoted_tokens(p.raw[:at] + p.raw[end + 1 :] if end > 0 else p.raw[:at])
+    return all(q in folded for q in rest)
+
+
 def _numbers_agree(message: str, raw: str) -> bool:
     """Whether a message read as a template's cut-off beginning, or as similar to it, keeps the numbers
     the template writes itself: normalising turns every number into a placeholder, which would make
@@ -419,9 +434,13 @@ class Matcher:
         # by other characters inside the literal, so the paste has it whole wherever it has the literal)
         self._signal_by_word: dict[str, list[int]] = defaultdict(list)
         self._signal_always: list[int] = []
+
         # a signal without one required literal may be an alternation of branches that each have one
         self._signal_any: dict[int, list[str]] = {}
         sources = [s for e in self.entries.values() for s in e.get("signals", []) if not s.startswith("@")]
+        # signals that span consecutive lines ("in load_audio\n...run(cmd...\n...in _execute_child"):
+        # met in the paste's lines joined, where the others must hold within one line
+        self._signal_spanning = {k for k, src in enumerate(sources) if "\\n" in src}
         for k, (_eid, _rx, lit) in enumerate(self.signal_rx):
             inner = [m.group() for m in _TOKEN.finditer(lit) if m.start() > 0 and m.end() < len(lit)]
             if inner:
@@ -521,9 +540,15 @@ class Matcher:
         goes_on: set[str] = set()  # entries matched by an opening the message continues past
         differs: set[str] = set()  # entries with a template the message reads as, but does not match
         cut: list[_Pattern] = []  # templates the message is the beginning of
+        quoted_cut: set[str] = set()
         # the candidates from every word of the message: a long one's identifying words may come last
         # (torch.load's weights-only preamble, then "WeightsUnpickler error: Unsupported operand 118")
         whole_norm = norm if len(msg) <= MAX_FUZZY_CHARS else normalize(msg)
+        # a message cut inside a quoted name ("No module named 'torchvision.transforms.functional"):
+        # a template's placeholder takes the open quote as a whole name; it reads as the template's
+        # beginning instead, as do the templates quoting a name it is the beginning of
+        open_quote = _OPEN_QUOTE.search(msg[-130:])
+        closed = normalize(msg + open_quote.group(1)) if open_quote else None
         for k, (pi, share) in enumerate(self._candidate_patterns(whole_norm, msg)):
             if k >= MIN_TRIED and budget is not None and budget.spent():
                 break
@@ -533,7 +558,9 @@ class Matcher:
             if p.required in folded:
                 whole = all(x in folded for x in p.pieces)  # else only the opening can match
                 m = whole and (p.rx.fullmatch(msg) or (first_line is not msg and p.rx.fullmatch(first_line)))
-                if m:
+                if m and open_quote and m.string is msg:
+                    tier, base, why = 1, CUT_MATCH, _R_CUT
+                elif m:
                     tier, base, why = 1, FULL_MATCH, _R_FULL
                 else:
                     m = whole and p.rx.match(msg)
@@ -545,7 +572,8 @@ class Matcher:
                             tier, base, why = 1, INSIDE_MATCH, _R_INSIDE
                 if m:
                     strong = True
-                    base += p.specificity  # of two templates that both match, the more specific one wins
+                    if why is not _R_CUT:  # of two templates that both match, the more specific one wins
+                        base += p.specificity
                 elif p.head is not None:
                     m = p.head.match(msg) or p.head.match(first_line)
                     if m:
@@ -569,12 +597,19 @@ class Matcher:
                 differs.add(p.entry_id)
             elif (
                 len(norm) >= MIN_CUT_CHARS
-                and len(norm) < len(p.normalized)
-                and p.normalized.startswith(norm)
-                and all(q in folded for q in p.quoted)
+                and (
+                    (
+                        len(norm) < len(p.normalized)
+                        and p.normalized.startswith(norm)
+                        and all(q in folded for q in p.quoted)
+                    )
+                    or (closed is not None and p.normalized.startswith(closed) and _cut_quote(open_quote, p, folded))
+                )
                 and _numbers_agree(msg, p.raw)
             ):
                 cut.append(p)  # a paste cut inside the message ("... cannot be multi"): the template's beginning
+                if closed is not None:  # cut inside a name this template quotes: it says more than a placeholder
+                    quoted_cut.add(p.entry_id)
             elif (
                 p.fuzzy_ok
                 and share >= MIN_WORD_SHARE
@@ -585,7 +620,7 @@ class Matcher:
                 fuzzy.append((p, share))
         for p in cut:
             if p.entry_id not in differs:
-                add(p, 1, CUT_MATCH, _R_CUT, {}, False)
+                add(p, 1, CUT_MATCH + (p.specificity if p.entry_id in quoted_cut else 0.0), _R_CUT, {}, False)
         if settled:
             # the paste shows how its message goes on, a template matched all of it, and these
             # entries' templates go on differently: they are not another reading of the same paste
@@ -682,6 +717,11 @@ class Matcher:
                 if (not literal or literal in t.lower()) and rx.search(t):
                     hits.setdefault(eid, Reason("signal", line=t[:80]))
                     break
+            else:
+                if k in self._signal_spanning:  # a signal written over consecutive lines: its first one
+                    found = rx.search(joined)
+                    if found:
+                        hits.setdefault(eid, Reason("signal", line=found.group().split("\n", 1)[0][:80]))
         return hits
 
     # -- merge ------------------------------------------------------------------------------------

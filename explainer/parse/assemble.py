@@ -52,8 +52,18 @@ def _own_package(exc_type: str | None, message: str | None, frames) -> Signal | 
             continue
         folders = path_parts(f.file[:1000])[:-1]
         if top in folders and not {"site-packages", "dist-packages"} & set(folders):
+            at = len(folders) - 1 - folders[::-1].index(top)
+            parent = folders[at - 1] if at else ""
+            if m.group(2) is None and parent.isidentifier() and parent.lower() not in _SOURCE_ROOTS:
+                # the bare name from inside a subpackage of that name (upscale/model/realesrgan/
+                # factory.py: "from realesrgan import RealESRGANer"): a wrapper of the library it names
+                continue
             return Signal("own_package", f.file[:300])
     return None
+
+
+# folders a project keeps its top-level packages in (a package right inside one is importable by its name)
+_SOURCE_ROOTS = frozenset({"src", "lib", "libs", "python", "packages", "source", "code"})
 
 
 _WEAK = Lazy(r"\b(?:not|no|only|instead|freed|requires?|should|while|because)\b")
