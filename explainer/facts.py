@@ -112,6 +112,11 @@ def distributions_of(import_name: str) -> list[str]:
     return list(facts().get("import_names", {}).get(import_name.split(".", 1)[0], []))
 
 
+def distributions_of_command(command: str) -> list[str]:
+    """The distributions that install a command (``torchrun`` -> torch, ``yolo`` -> ultralytics)."""
+    return list(facts().get("commands", {}).get(command, []))
+
+
 def min_driver(cuda: str, windows: bool = False) -> str | None:
     """The least driver that runs a CUDA ``cuda`` runtime (minor version compatibility)."""
     parts = cuda.split(".")

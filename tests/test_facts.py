@@ -61,6 +61,15 @@ def test_import_names_of_a_source_archive():
     assert facts_build.sdist_top_level(members, files.__getitem__) == ["basicsr", "xpkg"]
 
 
+def test_the_commands_a_release_installs():
+    points = "[console_scripts]\naccelerate = accelerate.commands.accelerate_cli:main\n\n[other]\nx = y\n"
+    members = ["deepspeed-0.19.data/scripts/ds_report", "deepspeed-0.19.data/scripts/deepspeed", "a/b.py"]
+    assert facts_build.console_scripts(points, members) == ["accelerate", "deepspeed", "ds_report"]
+    raw = json.loads(json.dumps(RAW))
+    raw["wheels"]["opencv-python"]["commands"] = ["cv2-tool"]
+    assert facts_build.build(raw)["commands"] == {"cv2-tool": ["opencv-python"]}
+
+
 def test_names_a_release_ships_by_mistake_or_a_requirement_does_not_own_are_left_out():
     raw = json.loads(json.dumps(RAW))
     raw["wheels"]["mmsegmentation"] = {
@@ -129,6 +138,13 @@ def tb(*frames: str, last: str) -> str:
         ("ModuleNotFoundError: No module named 'fastapi'", "environment", "fastapi"),
         ("ModuleNotFoundError: No module named 'fastchat.protocol'", "environment", "fschat"),
         ("ModuleNotFoundError: No module named 'basicsr.losses.gan_loss'", "environment", "basicsr"),
+        # a shell that cannot find a command: the distribution that installs it, where one does
+        ("bash: torchrun: command not found", "environment", "torch"),
+        ("'accelerate' is not recognized as an internal or external command,\noperable program or batch file.",
+         "environment", "accelerate"),
+        ("zsh: command not found: yolo", "environment", "ultralytics"),
+        ("'llamafactory-cli' \ufffd\ufffd\ufffd\ufffd\ufffd\u06b2\ufffd\ufffd\ufffd\ufffd\u2cbf", "environment", "llamafactory"),
+        ("bash: line 1: tool-nobody-ships: command not found", "environment", None),
         # names a project's own folders take: no distribution
         ("ModuleNotFoundError: No module named 'tests.helpers'", None, None),
         ("ModuleNotFoundError: No module named 'vision_transformer'", None, None),

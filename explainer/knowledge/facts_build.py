@@ -6,6 +6,8 @@ What it holds (each fact with where it came from):
   release's ``torch`` requirement, from the wheel's own metadata (``Requires-Dist``);
 - ``torch_cuda``: the CUDA runtime the default Linux x86-64 torch wheel of each release requires
   (its ``nvidia-cuda-runtime-cu*`` pin), from the same metadata;
+- ``commands``: a command (console script, a wheel's ``.data/scripts``) -> the distributions that
+  install it, from the same files as the import names;
 - ``import_names``: import name -> distributions, from the ``top_level`` names in the wheels of the
   distributions PyTorch users install (read from each wheel's zip directory, fetched by HTTP range
   requests, not the whole file), then pipreqs' mapping (Apache-2.0, ``pipreqs/mapping`` of the pinned
@@ -299,7 +301,7 @@ def sdist_top_level(members: list[str], read) -> list[str]:
     return sorted(out)
 
 
-def _sdist_names(url: str, sha256: str) -> list[str]:
+def _sdist_names(url: str, sha256: str) -> tuple[list[str], list[str]]:
     import hashlib
     import io
     import tarfile
@@ -311,10 +313,23 @@ def _sdist_names(url: str, sha256: str) -> list[str]:
         raise ValueError("too large or not the index's sha256")
     if url.endswith(".zip"):
         with zipfile.ZipFile(io.BytesIO(blob)) as z:
-            return sdist_top_level(z.namelist(), z.read)
+            return sdist_top_level(z.namelist(), z.read), _sdist_commands(z.namelist(), z.read)
     with tarfile.open(fileobj=io.BytesIO(blob)) as t:
         members = {m.name: m for m in t.getmembers() if m.isfile()}
-        return sdist_top_level(list(members), lambda n: t.extractfile(members[n]).read())  # type: ignore[union-attr]
+        read = lambda n: t.extractfile(members[n]).read()  # type: ignore[union-attr]  # noqa: E731
+        return sdist_top_level(list(members), read), _sdist_commands(list(members), read)
+
+
+def _sdist_commands(members: list[str], read) -> list[str]:
+    """A source archive's commands: the ``entry_points.txt`` setuptools wrote into it, and the files
+    of its ``bin/`` folder (the ``scripts=`` of setup(): deepspeed's ``deepspeed``, ``ds_report``)."""
+    text = ""
+    for m in sorted(members, key=len):
+        if re.fullmatch(r"[^/]+/(?:src/)?[^/]+\.egg-info/entry_points\.txt", m):
+            text = read(m).decode("utf-8", "replace")
+            break
+    scripts = [f"x.data/scripts/{m.split('/')[-1]}" for m in members if re.fullmatch(r"[^/]+/bin/[^/]+", m)]
+    return console_scripts(text, scripts)
 
 
 def release_names(dist: str) -> dict | None:
@@ -333,13 +348,42 @@ def release_names(dist: str) -> dict | None:
         "requires_dist": info["info"].get("requires_dist") or [],
     }
     if pick:
-        names = top_level(zip_names(pick["url"]))
+        remote = RemoteZip(pick["url"])
+        members = remote.directory()
+        names = top_level(list(members))
+        points = next((m for m in members if re.fullmatch(r"[^/]+\.dist-info/entry_points\.txt", m)), None)
+        text = remote.member(members[points]).decode("utf-8", "replace") if points else ""
+        commands = console_scripts(text, list(members))
     else:
         pick = next((f for f in files if f["packagetype"] == "sdist" and f["size"] <= MAX_SDIST), None)
         if not pick:
             return None
-        names = _sdist_names(pick["url"], pick["digests"]["sha256"])
-    return {**rec, "file": pick["filename"], "url": pick["url"], "sha256": pick["digests"]["sha256"], "names": names}
+        names, commands = _sdist_names(pick["url"], pick["digests"]["sha256"])
+    return {
+        **rec,
+        "file": pick["filename"],
+        "url": pick["url"],
+        "sha256": pick["digests"]["sha256"],
+        "names": names,
+        "commands": commands,
+    }
+
+
+def console_scripts(entry_points: str, members: list[str]) -> list[str]:
+    """The commands a release installs: its ``console_scripts`` and ``gui_scripts`` entry points,
+    and the files of a wheel's ``.data/scripts/`` (deepspeed's ``deepspeed``), without an extension."""
+    out, section = set(), ""
+    for line in entry_points.splitlines():
+        line = line.strip()
+        if line.startswith("["):
+            section = line.strip("[] ")
+        elif section in ("console_scripts", "gui_scripts") and "=" in line:
+            out.add(line.split("=", 1)[0].strip())
+    for m in members:
+        found = re.fullmatch(r"[^/]+\.data/scripts/([^/]+?)(?:\.py|\.sh|\.bat|\.exe)?", m)
+        if found:
+            out.add(found.group(1))
+    return sorted(c for c in out if c and len(c) <= 60 and not c.startswith((".", "_")))
 
 
 def fetch_names(raw: dict) -> None:
@@ -461,6 +505,7 @@ def build(raw: dict) -> dict:
         cuda = _cuda_runtime(rec["requires_dist"])
         torch_cuda[v] = {"cuda": cuda, "file": rec["file"], "sha256": rec["sha256"]}
     names: dict[str, list[str]] = {}
+    commands: dict[str, list[str]] = {}  # a console script -> the distributions that install it
     sources = {}
     # the seeds in their order (the commonest first: cv2 -> opencv-python before its variants), then
     # what they require, by name
@@ -470,6 +515,8 @@ def build(raw: dict) -> dict:
     for dist, rec in sorted(raw["wheels"].items(), key=lambda kv: (rank.get(_canon(kv[0]), len(rank)), kv[0].lower())):
         sources[dist] = {"version": rec["version"], "file": rec["file"], "sha256": rec["sha256"]}
         seed = _canon(dist) in rank
+        for c in rec.get("commands", ()):
+            commands.setdefault(c, []).append(dist)
         for n in rec["names"]:
             # a generic folder a release ships by mistake (tests/, utils/) is the project's own far more
             # often; a distribution reached only as a requirement keeps the names that read as its own
@@ -489,6 +536,7 @@ def build(raw: dict) -> dict:
         "pins": pins,
         "torch_cuda": torch_cuda,
         "import_names": dict(sorted(names.items())),
+        "commands": dict(sorted(commands.items())),
         "provenance": {
             "wheels": sources,
             "pipreqs": {k: raw["pipreqs"][k] for k in ("file", "sha256")} if raw.get("pipreqs") else None,

@@ -25,6 +25,16 @@ _TOOLS = (  # a build tool's own failure line -> the tool
     (Lazy(r"Microsoft Visual C\+\+ [\d.]+ or greater is required"), "msvc"),
     (Lazy(r"error: command '[^'\n]{0,300}(?:gcc|g\+\+|cl\.exe|clang)' failed"), "compiler"),
 )
+# a shell that cannot find a command (cmd.exe, PowerShell, bash, zsh, sh; cmd's Chinese text, also as
+# its GBK bytes read as UTF-8)
+_NO_COMMAND = Lazy(
+    r"'([\w.+-]{1,60})' (?:is not recognized as an internal or external command|不是内部或外部命令|\ufffd{3})"
+    r"|The term '([\w.+-]{1,60})' is not recognized as (?:the|a) name of a cmdlet"
+    r"|无法将“([\w.+-]{1,60})”项识别为 cmdlet"
+    r"|(?:^|: )([\w.+-]{1,60}): command not found(?!:)"
+    r"|command not found: ([\w.+-]{1,60})"
+    r"|^(?:/bin/)?sh: \d+: ([\w.+-]{1,60}): not found"
+)
 # exceptions only the interpreter raises, for the program's own mistakes (a TypeError, KeyError or
 # AttributeError may as well come from a library's C code or its objects: those are told by message)
 PYTHON_TYPES = frozenset(
@@ -173,6 +183,14 @@ def from_paste(parsed, raised_at=()) -> dict:
             m = rx.search(t[:2000])
             if m:
                 return who("environment", tool or m.group(1))
+    for t in (parsed.message or "", *parsed.lines[-4:]):  # where the paste ends: what stopped it
+        m = _NO_COMMAND.search(t[:2000])
+        if m:  # a shell could not find a command: the distribution that installs it, where one does
+            from explainer.facts import distributions_of_command
+
+            command = next(g for g in m.groups() if g)
+            dists = distributions_of_command(command)
+            return who("environment", dists[0] if dists else None)
     if native_site(parsed):
         return who("library", "MPSGraph")  # the process died inside Apple's graph compiler
     m = _SHARED_OBJECT.search((parsed.message or "")[:2000])
