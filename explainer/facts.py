@@ -143,6 +143,25 @@ def names() -> dict:
     return _NAMES
 
 
+# namespaces a library creates at run time, not found among any wheel's files: transformers copies a
+# model's remote code into ``transformers_modules`` (``TRANSFORMERS_DYNAMIC_MODULE_NAME`` in its hub utils)
+RUNTIME_NAMESPACES = {"transformers_modules": "transformers"}
+
+
+def known_module(import_name: str) -> bool:
+    """Whether a top-level import name is a known distribution's, the standard library's or a
+    library's run-time namespace; an unknown one is as likely a project's own module."""
+    import sys
+
+    top = import_name.split(".", 1)[0]
+    return bool(
+        top in sys.stdlib_module_names
+        or top in RUNTIME_NAMESPACES
+        or distributions_of(top)
+        or library_of(top)
+    )
+
+
 def library_of(package: str) -> str | None:
     """The library (a key of the names data) whose top-level package is ``package``."""
     for lib, rec in names().items():

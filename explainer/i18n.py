@@ -41,6 +41,14 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "ties with {others} on the template's opening",
         "zh": "与 {others} 在模板开头上并列（粘贴里缺少能区分它们的部分）",
     },
+    "unless": {
+        "en": "; but the paste shows {signal}: not this entry's case",
+        "zh": "；但粘贴里有{signal}：不是这个条目说的情况",
+    },
+    "unless_unknown_module": {
+        "en": "; but no known distribution provides '{signal}' (it may be your project's own module)",
+        "zh": "；但没有已知的发行包提供 '{signal}'（它可能是你项目自己的模块）",
+    },
     "wrapper": {
         "en": "a wrapper: the wrapped error is known, so it comes first",
         "zh": "这是包装错误：被包装的错误是已知错误，所以它排在前面",

@@ -291,6 +291,23 @@ def test_a_message_cut_inside_a_quoted_name(index):
     assert whole.id == "no-module-third-party" and whole.score >= FULL_MATCH
 
 
+def test_a_module_no_known_distribution_provides_is_not_answered_as_a_missing_install(index):
+    """`unless = ["@unknown_module"]`: "No module named X" where no known distribution, the standard
+    library or a library's run-time namespace provides X is as likely the project's own module: the
+    install entry stays among the nearest and the answer says why; a known one is answered, and a
+    folder of the user's frames still makes it the project's own."""
+    tb = "Traceback (most recent call last):\n  File \"{f}\", line 3, in <module>\n    import x\nModuleNotFoundError: No module named '{m}'\n"
+    for name in ("_init_paths", "vision_transformer", "my_run.run_robust_na"):
+        out = answer_json(explain_text(tb.format(f="/home/u/proj/tools/train.py", m=name), index), index)
+        assert out["matches"] == [] and out["nearest"][0]["id"] == "no-module-third-party", (name, out["matches"])
+        head = name.split(".")[0]
+        assert any(f"No known distribution provides `{head}`" in n for n in out["notes"]), out["notes"]
+    for name in ("fastapi", "basicsr.archs", "transformers_modules.MiniCPM-V-2"):
+        assert top(index, tb.format(f="/home/u/proj/train.py", m=name)) == "no-module-third-party", name
+    own = tb.format(f="/w/Langchain-Chatchat/chatchat/cli.py", m="chatchat.startup")
+    assert top(index, own) == "project-module-not-found"
+
+
 def test_a_generic_message_is_not_taken_for_a_cut_template(index):
     # "'method' object is not iterable" normalises to the same words as any "'X' object is not
     # iterable": equal is not "cut", so a user's own TypeError is not claimed by the optimizer entry

@@ -763,3 +763,17 @@ def test_a_named_signal_must_be_one_the_parser_derives(tmp_path):
     (tmp_path / "project-module-not-found.md").write_text(src.replace('"@own_package"', '"@own_pkg"'), encoding="utf-8")
     problems = schema_problems(read_entry(tmp_path / "project-module-not-found.md"))
     assert [getattr(p, "code", None) for p in problems] == ["KB202"], problems
+
+
+def test_unless_names_a_derived_signal(tmp_path):
+    from explainer.knowledge.kb import read_entry
+    from explainer.knowledge.lint import schema_problems
+
+    src = (ROOT / "kb" / "no-module-third-party.md").read_text(encoding="utf-8")
+    assert 'unless = ["@unknown_module"]' in src and not schema_problems(
+        read_entry(ROOT / "kb" / "no-module-third-party.md")
+    )
+    for bad in ('"@unknown_mod"', '"unknown_module"'):
+        (tmp_path / "no-module-third-party.md").write_text(src.replace('"@unknown_module"', bad), encoding="utf-8")
+        problems = schema_problems(read_entry(tmp_path / "no-module-third-party.md"))
+        assert [getattr(p, "code", None) for p in problems] == ["KB203"], problems

@@ -37,7 +37,7 @@ def _alternatives(dists: list[str]) -> tuple[str, str]:
 
 def notes(parsed, raised_by: dict, *, local: bool = False) -> list[dict]:
     """What the answer adds about the environment, ``{"en", "zh"}`` each."""
-    from explainer.facts import distributions_of
+    from explainer.facts import distributions_of, known_module
 
     out: list[dict] = release_notes(parsed, local=local)  # what the library's releases say, first
     told = bool(out)
@@ -88,6 +88,17 @@ def notes(parsed, raised_by: dict, *, local: bool = False) -> list[dict]:
                         f"安装：`python -m pip install {dists[0]}`。",
                     )
                 )
+        elif not known_module(top) and not any(s.kind == "own_package" for s in parsed.signals):
+            out.append(
+                _note(
+                    f"No known distribution provides `{top}`: it is most likely a module of the project itself "
+                    f"(a `{top}.py` or `{top}/` the code expects beside it or on `sys.path`: run from the folder "
+                    "its README says, or add that folder to `PYTHONPATH`); if it is a package, its pip name may differ.",
+                    f"没有已知的发行包提供 `{top}`：它多半是项目自己的模块（代码期望在旁边或 `sys.path` 上有 `{top}.py` "
+                    "或 `{top}/`：按 README 说的目录运行，或者把那个目录加进 `PYTHONPATH`）；如果它确实是个包，"
+                    "pip 上的名字可能不一样。".replace("{top}", top),
+                )
+            )
     m = _CANNOT_IMPORT.search(message)
     if m and local and not told:
         module = m.group(2)

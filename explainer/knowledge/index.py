@@ -23,12 +23,12 @@ if TYPE_CHECKING:
     from explainer.match.matcher import Matcher
 
 SCHEMA_VERSION = (
-    "17"  # 6: fixes and causes for the answer; 7: template regexes compiled linear; 9: head_share; 10: pieces;
+    "18"  # 6: fixes and causes for the answer; 7: template regexes compiled linear; 9: head_share; 10: pieces;
     # 11: the start-up blob holds each pattern's entry and words only, the rows are read when needed;
     # 12: it holds the matcher's word table, built once; 13: each entry's raised_by; 14-16: quoted words;
-    # 17: search rows hold each field's terms, meta the document frequencies
+    # 17: search rows hold each field's terms, meta the document frequencies; 18: each entry's unless
 )
-_JSON_COLUMNS = ("exception_types", "frames", "signals", "excludes", "raised_by")
+_JSON_COLUMNS = ("exception_types", "frames", "signals", "excludes", "unless", "raised_by")
 
 
 def fingerprint(kb_dir) -> str:
@@ -200,6 +200,7 @@ def _write(entries, tmp, kb_dir, fp) -> None:
                 "frames": json.dumps(m.get("frames", [])),
                 "signals": json.dumps(m.get("signals", [])),
                 "excludes": json.dumps(m.get("excludes", [])),
+                "unless": json.dumps(m.get("unless", [])),
                 "raised_by": json.dumps(m.get("raised_by") or {"kind": "torch"}),
                 "wraps": int(bool(m.get("wraps", False))),
                 "retired": m.get("retired"),

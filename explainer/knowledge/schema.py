@@ -44,6 +44,7 @@ SCHEMA: dict[str, tuple[type, bool]] = {  # key -> (type, required)
     "docs": (list, True),
     "retired": (str, False),
     "raised_by": (dict, False),
+    "unless": (list, False),
 }
 RAISED_BY_KINDS = ("torch", "library", "environment", "python")
 
@@ -99,6 +100,9 @@ def schema_problems(entry: Entry) -> list[str]:
     from explainer.knowledge.attack import nested_repeat
     from explainer.model import NAMED_SIGNALS
 
+    for sig in meta.get("unless", []):
+        if not (isinstance(sig, str) and sig.startswith("@") and sig[1:] in NAMED_SIGNALS):
+            out.append(Problem("KB203", f"unless: {sig!r} names no derived signal ({', '.join(sorted(NAMED_SIGNALS))})"))
     for sig in meta.get("signals", []):
         if isinstance(sig, str) and sig.startswith("@"):
             if sig[1:] not in NAMED_SIGNALS:

@@ -35,7 +35,7 @@ import re
 from collections import defaultdict
 from operator import itemgetter
 
-from explainer.i18n import Reason
+from explainer.i18n import TEXTS, Reason
 from explainer.model import Candidate, Parsed
 from explainer.normalize import normalize, quoted_tokens, tokens
 from explainer.patterns import pattern_features
@@ -63,6 +63,7 @@ FRAME_ONLY = 0.42  # a telling frame alone, no message matched
 FRAME_BARE = 0.72  # a telling frame and one of the entry's types, printed without a message ("NotImplementedError")
 SIGNAL_GAIN = 0.5  # a signal line closes this share of the gap to 1
 SIGNAL_ONLY = 0.62  # a signal line alone
+UNLESS_CAP = 0.45  # an entry whose `unless` signal the paste has: among the nearest, not an answer
 TIE_MARGIN = 0.01  # entries tied on a shared opening stay this far above the threshold
 # similarity: rapidfuzz's ratio, unless under SIMILAR_ENOUGH, then the better of it and the token-sorted
 # (x TOKEN_SORT_WEIGHT) and, for a message much longer than the pattern, the partial ratio (x PARTIAL_WEIGHT)
@@ -677,9 +678,7 @@ class Matcher:
     def _signals(self, parsed: Parsed, budget=None) -> dict[str, Reason]:
         hits: dict[str, Reason] = {}
         for eid, kind in self.named_signals:
-            said = next((s.text for s in parsed.signals if s.kind == kind), None)
-            if said is None and kind == "library_kwarg":
-                said = _library_kwarg(parsed)
+            said = _named_signal(parsed, kind)
             if said is not None:
                 hits.setdefault(eid, Reason("signal", line=said[:80]))
         if not self.signal_rx:
@@ -737,7 +736,8 @@ class Matcher:
         best = self._messages(parsed, budget)
         _report_ties(best)
         self._frames_and_signals(best, parsed, budget)
-        self._yield_to_twins(best)
+        self._yield_to_twins(best)  # before `unless`: a twin it holds back still decides which of the two reads it
+        self._unless(best, parsed)
         self._demote_wrappers(best)
         return rank(best, top)
 
@@ -781,6 +781,18 @@ class Matcher:
                     continue  # a warning printed on the way is not why the process died
             best[eid] = Evidence(SIGNAL_ONLY, 3, [why], {})
 
+    def _unless(self, best: dict[str, Evidence], parsed: Parsed) -> None:
+        """An entry whose ``unless`` names a derived signal the paste has does not answer it: its score
+        stays below the threshold (it is still among the nearest)."""
+        for eid, v in best.items():
+            for kind in self.entries[eid].get("unless") or ():
+                said = _named_signal(parsed, kind[1:])
+                if said is not None:
+                    v.score = min(v.score, UNLESS_CAP)
+                    code = f"unless_{kind[1:]}" if f"unless_{kind[1:]}" in TEXTS else "unless"
+                    v.reasons = [v.reasons[0].plus(code, signal=said[:80]), *v.reasons[1:]]
+                    break
+
     def _warns_only(self, eid: str) -> bool:
         """An entry for a warning (its kind, or every exception type it lists is a warning: a
         logger's "Some weights ... newly initialized" is a log line of kind log)."""
@@ -813,6 +825,30 @@ class Matcher:
                     v.reasons.append(Reason("wrapper"))
 
 
+def _named_signal(parsed: Parsed, kind: str) -> str | None:
+    """The text of a derived signal of ``kind`` in the paste: the parser's, or the matcher's own."""
+    said = next((s.text for s in parsed.signals if s.kind == kind), None)
+    if said is None and kind in _DERIVED:
+        said = _DERIVED[kind](parsed)
+    return said
+
+
+_MISSING_MODULE = Lazy(r"No module named '([A-Za-z_][\w.-]{0,150})'|没有名为 ?['“]([A-Za-z_][\w.-]{0,150})['”]")
+
+
+def _unknown_module(parsed: Parsed) -> str | None:
+    """The matcher's own named signal: the module an import could not find is no known distribution's,
+    the standard library's or a library's run-time namespace (``_init_paths``, ``vision_transformer``):
+    as likely the project's own as an uninstalled package."""
+    m = _MISSING_MODULE.search((parsed.message or "")[:1000])
+    if not m or not (parsed.exc_type or "ModuleNotFoundError").endswith(("ModuleNotFoundError", "ImportError")):
+        return None
+    from explainer.facts import known_module
+
+    name = m.group(1) or m.group(2)
+    return None if known_module(name) else name.split(".", 1)[0]
+
+
 def _library_kwarg(parsed: Parsed) -> str | None:
     """The matcher's own named signal: a keyword argument a library's releases differ on."""
     if "unexpected keyword argument" not in (parsed.message or ""):
@@ -821,6 +857,9 @@ def _library_kwarg(parsed: Parsed) -> str | None:
 
     found = library_kwarg(parsed)
     return f"{found[0]}: {found[1]}({found[2]}=...)" if found else None
+
+
+_DERIVED = {"library_kwarg": _library_kwarg, "unknown_module": _unknown_module}
 
 
 def _crashed(parsed: Parsed) -> bool:
