@@ -308,6 +308,28 @@ def test_a_module_no_known_distribution_provides_is_not_answered_as_a_missing_in
     assert top(index, own) == "project-module-not-found"
 
 
+def test_what_torch_printed_before_a_cut_or_unrelated_last_line(index):
+    """torch's own lines above the end of a cut paste: the launcher's ``raise ChildFailedError(``
+    (the paste cut inside the exception's qualified name), c10d's bind warnings (the run then died
+    of something the paste cuts short)."""
+    site = "/env/lib/python3.10/site-packages/torch/distributed"
+    launcher = (
+        "Traceback (most recent call last):\n"
+        f'  File "{site}/run.py", line 870, in run\n    elastic_launch(\n'
+        f'  File "{site}/launcher/api.py", line 263, in launch_agent\n    raise ChildFailedError(\n'
+        "torch.distributed.elastic.multiprocessing.errors."
+    )
+    assert top(index, launcher) == "torchrun-child-failed"
+    bind = (
+        "[W socket.cpp:436] [c10d] The server socket has failed to bind to [::]:29500 (errno: 98 - Address already in use).\n"
+        "[E socket.cpp:472] [c10d] The server socket has failed to listen on any local network address.\n"
+        "Traceback (most recent call last):\n"
+        f'  File "{site}/distributed_c10d.py", line 3696, in barrier\n    work = default_pg.barrier(opts=opts)\n'
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1"
+    )
+    assert top(index, bind) == "dist-address-in-use"
+
+
 def test_a_generic_message_is_not_taken_for_a_cut_template(index):
     # "'method' object is not iterable" normalises to the same words as any "'X' object is not
     # iterable": equal is not "cut", so a user's own TypeError is not claimed by the optimizer entry
