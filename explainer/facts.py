@@ -154,12 +154,7 @@ def known_module(import_name: str) -> bool:
     import sys
 
     top = import_name.split(".", 1)[0]
-    return bool(
-        top in sys.stdlib_module_names
-        or top in RUNTIME_NAMESPACES
-        or distributions_of(top)
-        or library_of(top)
-    )
+    return bool(top in sys.stdlib_module_names or top in RUNTIME_NAMESPACES or distributions_of(top) or library_of(top))
 
 
 def library_of(package: str) -> str | None:

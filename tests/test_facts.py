@@ -70,6 +70,22 @@ def test_the_commands_a_release_installs():
     assert facts_build.build(raw)["commands"] == {"cv2-tool": ["opencv-python"]}
 
 
+def test_the_commands_of_earlier_major_versions_are_read_too():
+    info = {
+        "info": {"version": "2.4.0"},
+        "releases": {v: [{"yanked": False}] for v in ("0.33.5", "0.36.2", "0.37.0rc1", "1.0.0", "1.33.0", "2.4.0")},
+    }
+    info["releases"]["0.36.3"] = [{"yanked": True}]
+    assert facts_build._older_majors(info) == ["0.36.2", "1.33.0"]
+    raw = json.loads(json.dumps(RAW))
+    raw["wheels"]["opencv-python"]["commands"] = ["hf"]
+    raw["wheels"]["opencv-python"]["older"] = [{"version": "0.36.2", "file": "o.whl", "sha256": "9" * 64,
+                                                 "commands": ["hf", "huggingface-cli"]}]  # fmt: skip
+    data = facts_build.build(raw)
+    assert data["commands"] == {"hf": ["opencv-python"], "huggingface-cli": ["opencv-python"]}
+    assert data["provenance"]["older_wheels"]["opencv-python"][0]["version"] == "0.36.2"
+
+
 def test_names_a_release_ships_by_mistake_or_a_requirement_does_not_own_are_left_out():
     raw = json.loads(json.dumps(RAW))
     raw["wheels"]["mmsegmentation"] = {

@@ -332,28 +332,66 @@ def _sdist_commands(members: list[str], read) -> list[str]:
     return console_scripts(text, scripts)
 
 
-def release_names(dist: str) -> dict | None:
-    """The newest release of ``dist``: its wheel's (else its source archive's) import names, the file
-    and its sha256 as the index gives them, and what it requires."""
+def _files(dist: str, info: dict, version: str | None = None) -> list[dict]:
+    base = f"https://pypi.org/pypi/{urllib.parse.quote(dist)}/json"  # a mirror may answer relative links
+    listed = info.get("urls", []) if version is None else info.get("releases", {}).get(version, [])
+    return [{**f, "url": urllib.parse.urljoin(base, f["url"])} for f in listed if not f.get("yanked")]
+
+
+def _wheel(files: list[dict]) -> dict | None:
+    wheels = [f for f in files if f["filename"].endswith(".whl")]
+    return next((f for suffix in _WHEEL_PREFERENCE for f in wheels if f["filename"].endswith(suffix)), None)
+
+
+def _wheel_contents(url: str) -> tuple[list[str], list[str]]:
+    """A remote wheel's import names and commands."""
+    remote = RemoteZip(url)
+    members = remote.directory()
+    points = next((m for m in members if re.fullmatch(r"[^/]+\.dist-info/entry_points\.txt", m)), None)
+    text = remote.member(members[points]).decode("utf-8", "replace") if points else ""
+    return top_level(list(members)), console_scripts(text, list(members))
+
+
+def _older_majors(info: dict) -> list[str]:
+    """The newest final release of each major version before the newest one (huggingface-hub 0.36.2,
+    whose ``huggingface-cli`` 1.0 renamed: users still paste the old commands)."""
+    newest: dict[int, tuple] = {}
+    for v, files in info.get("releases", {}).items():
+        if not re.fullmatch(r"\d+(\.\d+)*", v) or not any(not f.get("yanked") for f in files):
+            continue
+        key = _version_key(v)
+        major = int(v.split(".")[0])
+        if major not in newest or key > newest[major][0]:
+            newest[major] = (key, v)
+    top = int(info["info"]["version"].split(".")[0]) if info["info"]["version"][:1].isdigit() else None
+    return [v for m, (_k, v) in sorted(newest.items()) if top is not None and m < top]
+
+
+def release_names(dist: str, older: bool = False) -> dict | None:
+    """The newest release of ``dist``: its wheel's (else its source archive's) import names and
+    commands, the file and its sha256 as the index gives them, and what it requires; ``older``: also
+    the commands of the newest wheel of each earlier major version."""
     info = _index_json(dist)
     if not info:
         return None
-    base = f"https://pypi.org/pypi/{urllib.parse.quote(dist)}/json"  # a mirror may answer relative links
-    files = [{**f, "url": urllib.parse.urljoin(base, f["url"])} for f in info.get("urls", []) if not f.get("yanked")]
-    wheels = [f for f in files if f["filename"].endswith(".whl")]
-    pick = next((f for suffix in _WHEEL_PREFERENCE for f in wheels if f["filename"].endswith(suffix)), None)
-    rec = {
+    files = _files(dist, info)
+    pick = _wheel(files)
+    rec: dict = {
         "name": info["info"]["name"],  # as the project spells it (Pillow, PyYAML)
         "version": info["info"]["version"],
         "requires_dist": info["info"].get("requires_dist") or [],
     }
+    if older:
+        rec["older"] = []
+        for v in _older_majors(info):
+            old = _wheel(_files(dist, info, v))
+            if old:
+                _names, cmds = _wheel_contents(old["url"])
+                rec["older"].append(
+                    {"version": v, "file": old["filename"], "sha256": old["digests"]["sha256"], "commands": cmds}
+                )
     if pick:
-        remote = RemoteZip(pick["url"])
-        members = remote.directory()
-        names = top_level(list(members))
-        points = next((m for m in members if re.fullmatch(r"[^/]+\.dist-info/entry_points\.txt", m)), None)
-        text = remote.member(members[points]).decode("utf-8", "replace") if points else ""
-        commands = console_scripts(text, list(members))
+        names, commands = _wheel_contents(pick["url"])
     else:
         pick = next((f for f in files if f["packagetype"] == "sdist" and f["size"] <= MAX_SDIST), None)
         if not pick:
@@ -394,7 +432,7 @@ def fetch_names(raw: dict) -> None:
     seen, level, out = set(wanted), list(dict.fromkeys(wanted)), {}  # type: ignore[var-annotated]
     with ThreadPoolExecutor(8) as pool:
         while level and len(out) < MAX_CLOSURE:
-            found = dict(zip(level, pool.map(release_names, level)))
+            found = dict(zip(level, pool.map(lambda d: release_names(d, older=d in wanted), level)))
             nxt = []
             for dist, rec in found.items():
                 print(f"{dist}: {rec and rec['file']}", file=sys.stderr)
@@ -506,6 +544,7 @@ def build(raw: dict) -> dict:
         torch_cuda[v] = {"cuda": cuda, "file": rec["file"], "sha256": rec["sha256"]}
     names: dict[str, list[str]] = {}
     commands: dict[str, list[str]] = {}  # a console script -> the distributions that install it
+    older: dict[str, list[dict]] = {}
     sources = {}
     # the seeds in their order (the commonest first: cv2 -> opencv-python before its variants), then
     # what they require, by name
@@ -515,7 +554,9 @@ def build(raw: dict) -> dict:
     for dist, rec in sorted(raw["wheels"].items(), key=lambda kv: (rank.get(_canon(kv[0]), len(rank)), kv[0].lower())):
         sources[dist] = {"version": rec["version"], "file": rec["file"], "sha256": rec["sha256"]}
         seed = _canon(dist) in rank
-        for c in rec.get("commands", ()):
+        for old in rec.get("older", ()):  # commands an earlier major version had (huggingface-cli)
+            older.setdefault(dist, []).append({k: old[k] for k in ("version", "file", "sha256")})
+        for c in sorted({*rec.get("commands", ()), *(c for old in rec.get("older", ()) for c in old["commands"])}):
             commands.setdefault(c, []).append(dist)
         for n in rec["names"]:
             # a generic folder a release ships by mistake (tests/, utils/) is the project's own far more
@@ -540,6 +581,7 @@ def build(raw: dict) -> dict:
         "provenance": {
             "wheels": sources,
             "pipreqs": {k: raw["pipreqs"][k] for k in ("file", "sha256")} if raw.get("pipreqs") else None,
+            "older_wheels": older,
             "pipreqs_licence": "Apache-2.0",
         },
     }

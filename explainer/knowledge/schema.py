@@ -102,7 +102,9 @@ def schema_problems(entry: Entry) -> list[str]:
 
     for sig in meta.get("unless", []):
         if not (isinstance(sig, str) and sig.startswith("@") and sig[1:] in NAMED_SIGNALS):
-            out.append(Problem("KB203", f"unless: {sig!r} names no derived signal ({', '.join(sorted(NAMED_SIGNALS))})"))
+            out.append(
+                Problem("KB203", f"unless: {sig!r} names no derived signal ({', '.join(sorted(NAMED_SIGNALS))})")
+            )
     for sig in meta.get("signals", []):
         if isinstance(sig, str) and sig.startswith("@"):
             if sig[1:] not in NAMED_SIGNALS:

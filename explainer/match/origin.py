@@ -30,10 +30,12 @@ _TOOLS = (  # a build tool's own failure line -> the tool
 _NO_COMMAND = Lazy(
     r"'([\w.+-]{1,60})' (?:is not recognized as an internal or external command|不是内部或外部命令|\ufffd{3})"
     r"|The term '([\w.+-]{1,60})' is not recognized as (?:the|a) name of a cmdlet"
+    r"|ObjectNotFound: \(([\w.+-]{1,60}):String\)"
     r"|无法将“([\w.+-]{1,60})”项识别为 cmdlet"
-    r"|(?:^|: )([\w.+-]{1,60}): command not found(?!:)"
+    r"|(?:^|[:：] ?)([\w.+-]{1,60}) ?[:：] (?:command not found(?!:)|未找到命令)"
+    r"|(?:^|[:：] ?)([\w.+-]{1,60})：未找到命令"
     r"|command not found: ([\w.+-]{1,60})"
-    r"|^(?:/bin/)?sh: \d+: ([\w.+-]{1,60}): not found"
+    r"|\bsh: \d{1,6}: (?:[^\s:]{0,200}/)?([\w.+-]{1,60}): not found"
 )
 # exceptions only the interpreter raises, for the program's own mistakes (a TypeError, KeyError or
 # AttributeError may as well come from a library's C code or its objects: those are told by message)
@@ -183,7 +185,7 @@ def from_paste(parsed, raised_at=()) -> dict:
             m = rx.search(t[:2000])
             if m:
                 return who("environment", tool or m.group(1))
-    for t in (parsed.message or "", *parsed.lines[-4:]):  # where the paste ends: what stopped it
+    for t in (parsed.message or "", *parsed.lines[-8:]):  # where the paste ends: what stopped it
         m = _NO_COMMAND.search(t[:2000])
         if m:  # a shell could not find a command: the distribution that installs it, where one does
             from explainer.facts import distributions_of_command
