@@ -181,6 +181,14 @@ def tb(*frames: str, last: str) -> str:
         ("      error: command '/usr/local/cuda/bin/nvcc' failed with exit status 1\n", "environment", "nvcc"),
         ("  ERROR: Failed building wheel for flash-attn\nerror: failed-wheel-build-for-install\n", "environment", "flash-attn"),
         ("something went wrong and nothing says who", None, None),
+        # a traceback cut short: its last frame shown is not where it was raised; a frame the paste
+        # ends with (a bare assert, its type not pasted) is
+        ("AttributeError: 'Model' object has no attribute 'encode'\n\nTraceback (most recent call last):\n"
+         '  File "/v/lib/python3.10/site-packages/click/core.py", line 1434, in invoke\n'
+         "    return ctx.invoke(self.callback, **ctx.params)\n"
+         '  File "/Users/u/.local/sh', None, None),
+        ('File ".../lib/python3.9/site-packages/deepspeed/runtime/zero/stage3.py", line 525, in defragment\n'
+         "    assert len(set(t.dtype for t in tensors)) == 1\n", "library", "deepspeed"),
     ],
 )  # fmt: skip
 def test_who_raised_it_from_the_paste(paste, kind, library):

@@ -174,6 +174,18 @@ def _ends_with_exception(parsed, frame) -> bool:
     return False
 
 
+def _goes_on_after(parsed, frame) -> bool:
+    """Whether the paste has more than the frame's own code line after ``frame`` (another frame cut
+    short, a log line): a frame the paste ends with (a bare ``assert`` whose type was not pasted) is
+    where it was raised."""
+    lines = parsed.lines
+    at = max((i for i, line in enumerate(lines) if frame.file and frame.file in line), default=None)
+    if at is None:
+        return True
+    rest = [line for line in lines[at + 1 :] if line.strip()]
+    return len(rest) > (1 if frame.code else 0)
+
+
 def from_paste(parsed, raised_at=()) -> dict:
     """``raised_by`` from the paste alone (no curated entry answered)."""
     if raised_at:
@@ -229,6 +241,8 @@ def from_paste(parsed, raised_at=()) -> dict:
     for f in reversed(parsed.frames):
         pkg = frame_package(f.file or "")
         if pkg:
+            if not _ends_with_exception(parsed, f) and _goes_on_after(parsed, f):
+                break  # a traceback cut before its end: its last frame shown is not where it was raised
             return who("torch") if pkg == "torch" else who("library", _distribution(pkg))
         if not _STDLIB.search((f.file or "")[:1000]):
             user = f
