@@ -161,6 +161,8 @@ def tb(*frames: str, last: str) -> str:
         ("zsh: command not found: yolo", "environment", "ultralytics"),
         ("'llamafactory-cli' \ufffd\ufffd\ufffd\ufffd\ufffd\u06b2\ufffd\ufffd\ufffd\ufffd\u2cbf", "environment", "llamafactory"),
         ("bash: line 1: tool-nobody-ships: command not found", "environment", None),
+        # a model's remote code, which transformers writes into its run-time namespace
+        ("ModuleNotFoundError: No module named 'transformers_modules.MiniCPM-V-2'", "library", "transformers"),
         # names a project's own folders take: no distribution
         ("ModuleNotFoundError: No module named 'tests.helpers'", None, None),
         ("ModuleNotFoundError: No module named 'vision_transformer'", None, None),

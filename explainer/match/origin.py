@@ -15,7 +15,7 @@ _PACKAGE = Lazy(r"(?:site|dist)-packages[\\/]+([A-Za-z_]\w{0,80})")
 _STDLIB = Lazy(r"[\\/]lib[\\/]+python3\.\d{1,2}[\\/]+(?!site-packages|dist-packages)[\w.-]{1,80}(?:[\\/]|\.py$)")
 # a shared object inside an installed package, in a loader's message (undefined symbol, dlopen failed)
 _SHARED_OBJECT = Lazy(r"(?:site|dist)-packages[\\/]+([A-Za-z_]\w{0,80})[\\/][^\s:'\"]{0,300}?\.(?:so|pyd|dll|dylib)\b")
-_MISSING = Lazy(r"No module named '([A-Za-z_][\w.]{0,200})'")
+_MISSING = Lazy(r"No module named '([A-Za-z_][\w.-]{0,200})'")
 _CANNOT_IMPORT = Lazy(r"cannot import name '\w{1,200}' from '([A-Za-z_][\w.]{0,200})'")
 _TOOLS = (  # a build tool's own failure line -> the tool
     (Lazy(r"command '[^'\n]{0,300}nvcc' failed|nvcc fatal|nvcc error"), "nvcc"),
@@ -217,6 +217,10 @@ def from_paste(parsed, raised_at=()) -> dict:
         top = m.group(1).split(".", 1)[0]
         if distributions_of(top) or library_of(top):  # a distribution's module; else maybe the project's own
             return who("environment", _distribution(top))
+        from explainer.facts import RUNTIME_NAMESPACES
+
+        if top in RUNTIME_NAMESPACES:  # a module a library writes at run time (a model's remote code)
+            return who("library", RUNTIME_NAMESPACES[top])
     m = _HALTED.search((parsed.message or "")[:2000])
     if m:
         return who("environment", _distribution(m.group(1)))

@@ -33,9 +33,10 @@ def raised_by(answer, index) -> dict:
         # the entry leaves the distribution to the paste; where the paste names none (a module no
         # distribution provides may be the project's own), who raised it is not known
         seen = from_paste(answer.parsed)
-        if seen["kind"] != who["kind"] or not seen["library"]:
+        if not seen["library"] or seen["kind"] not in (who["kind"], "library"):
             return {"kind": None, "library": None}
-        return {**who, "library": seen["library"]}
+        # (a library's own mechanism may show through: transformers' run-time transformers_modules)
+        return seen if seen["kind"] == "library" else {**who, "library": seen["library"]}
     from explainer.match.origin import from_paste
 
     return from_paste(answer.parsed, answer.raised_at)
