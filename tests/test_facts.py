@@ -163,9 +163,25 @@ def tb(*frames: str, last: str) -> str:
         ("bash: line 1: tool-nobody-ships: command not found", "environment", None),
         # a model's remote code, which transformers writes into its run-time namespace
         ("ModuleNotFoundError: No module named 'transformers_modules.MiniCPM-V-2'", "library", "transformers"),
+        # the interpreter's own: a hook's signature, the script's command line, the user's open() and dict
+        ("TypeError: TrainingModule.on_validation_epoch_end() missing 1 required positional argument: 'outputs'",
+         "python", None),
+        ("TypeError: validation_step() takes 3 positional arguments but 4 were given", "python", None),
+        ("TypeError: __init__() takes from 2 to 3 positional arguments but 4 were given", None, None),
+        ("usage: train.py [-h] [--work-dir WORK_DIR] config\ntrain.py: error: unrecognized arguments: --lr 0.1",
+         "python", None),
+        ('Traceback (most recent call last):\n  File "/home/u/pose/datasets/mpii.py", line 30, in __init__\n'
+         "    with open(self.jsonfile) as anno_file:\nFileNotFoundError: [Errno 2] No such file or directory: ''",
+         "python", None),
+        ('Traceback (most recent call last):\n  File "convert.py", line 64, in load\n'
+         "    print(weights[name].shape)\nKeyError: 'backbone.conv1.weight'", "python", None),
+        ('Traceback (most recent call last):\n  File "/home/u/run.py", line 4, in <module>\n    x = df["a"]\n'
+         '  File "/venv/lib/python3.11/site-packages/pandas/core/frame.py", line 3761, in __getitem__\n'
+         "    indexer = self.columns.get_loc(key)\nKeyError: 'a'", "library", "pandas"),
+        ("ModuleNotFoundError: No module named '_init_paths'", "python", None),
         # names a project's own folders take: no distribution
-        ("ModuleNotFoundError: No module named 'tests.helpers'", None, None),
-        ("ModuleNotFoundError: No module named 'vision_transformer'", None, None),
+        ("ModuleNotFoundError: No module named 'tests.helpers'", "python", None),
+        ("ModuleNotFoundError: No module named 'vision_transformer'", "python", None),
         (
             tb("/home/u/run.py", "/opt/conda/lib/python3.10/site-packages/transformers/models/auto/configuration_auto.py",
                last="KeyError: 'qwen2'"),

@@ -59,6 +59,14 @@ _PYTHON_MESSAGE = Lazy(
     r"|'(?:int|float|str|bool|list|tuple|dict|set|bytes|NoneType)' object has no attribute)"
 )
 _NAME_NOT_DEFINED = Lazy(r"\bname '\w{1,200}' is not defined")
+_ARGPARSE = Lazy(
+    r"^[\w.-]{1,100}: error: (?:unrecognized arguments: |the following arguments are required: "
+    r"|argument [-\w/]{1,100}: (?:invalid|expected|ambiguous|not allowed))"
+)
+_ARITY = Lazy(
+    r"^(?:TypeError: ?)?(?:\w{1,80}\.){0,3}(?!__init__\()\w{1,80}\(\) (?:missing \d{1,3} required (?:positional|keyword-only) "
+    r"arguments?|takes (?:from \d{1,3} to )?\d{1,3} positional arguments? but \d{1,3} (?:was|were) given)"
+)
 # CPython's ImportError for a module whose sys.modules entry is None (a failed or blocked import)
 _HALTED = Lazy(r"import of ([A-Za-z_][\w.]{0,200}) halted; None in sys\.modules")
 
@@ -197,6 +205,9 @@ def from_paste(parsed, raised_at=()) -> dict:
             m = rx.search(t[:2000])
             if m:
                 return who("environment", tool or m.group(1))
+    for t in parsed.lines[-6:]:
+        if _ARGPARSE.search(t[:500]):  # the script's own command line, rejected by the standard argparse
+            return who("python")
     for t in (parsed.message or "", *parsed.lines[-8:]):  # where the paste ends: what stopped it
         m = _NO_COMMAND.search(t[:2000])
         if m:  # a shell could not find a command: the distribution that installs it, where one does
@@ -217,10 +228,12 @@ def from_paste(parsed, raised_at=()) -> dict:
         top = m.group(1).split(".", 1)[0]
         if distributions_of(top) or library_of(top):  # a distribution's module; else maybe the project's own
             return who("environment", _distribution(top))
-        from explainer.facts import RUNTIME_NAMESPACES
+        from explainer.facts import RUNTIME_NAMESPACES, known_module
 
         if top in RUNTIME_NAMESPACES:  # a module a library writes at run time (a model's remote code)
             return who("library", RUNTIME_NAMESPACES[top])
+        if not known_module(top):  # no distribution provides it: the project's own module, not on the path
+            return who("python")
     m = _HALTED.search((parsed.message or "")[:2000])
     if m:
         return who("environment", _distribution(m.group(1)))
@@ -267,12 +280,16 @@ def from_paste(parsed, raised_at=()) -> dict:
     if user is not None:
         # the interpreter raised it on the user's own line: an exception only the interpreter raises,
         # its own wording, or the user's `assert` (torch's own errors come from its C++ with other words)
-        if exc in PYTHON_TYPES or _PYTHON_MESSAGE.search(message) or _asserts(exc, user):
+        if exc in PYTHON_TYPES or _PYTHON_MESSAGE.search(message) or _asserts(exc, user) or _builtin_op(exc, user):
             return who("python")
         if in_stdlib and not any(frame_package(f.file or "") for f in parsed.frames):
             return who("python")  # the standard library, called from the user's own code
     elif not parsed.frames and (exc in ("NameError", "UnboundLocalError") or _NAME_NOT_DEFINED.search(message)):
         return who("python")  # only the interpreter says a name is not defined
+    elif not parsed.frames and exc in ("TypeError", "") and _ARITY.search(message):
+        # the interpreter calling a function or method with arguments its def does not take (a hook
+        # the user overrides with an older signature); a class's __init__ may as well be a library's
+        return who("python")
     return who(None)
 
 
@@ -381,6 +398,19 @@ def _called_with(parsed, kw: str) -> str | None:
                 return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
         return None
     return None
+
+
+_OPENS = Lazy(r"\bopen\(|\bos\.(?:rename|remove|listdir|makedirs|mkdir|scandir|stat)\(")
+_SUBSCRIPT = Lazy(r"\w[\])]?\[")
+
+
+def _builtin_op(exc: str, frame) -> bool:
+    """An error the interpreter's own operations raise on the frame's line, with no library frame
+    below it: a file its ``open()`` or ``os`` call cannot find, a key a dict subscript lacks."""
+    code = (frame.code or "")[:500]
+    if exc in ("FileNotFoundError", "IsADirectoryError", "NotADirectoryError", "PermissionError"):
+        return bool(_OPENS.search(code))
+    return exc == "KeyError" and bool(_SUBSCRIPT.search(code))
 
 
 def _asserts(exc: str, frame) -> bool:

@@ -49,7 +49,12 @@ def environment_notes(answer, who: dict, source) -> list[dict]:
     if who.get("kind") == "python" and not answer.matches:
         from explainer.advise.builtins import python_notes
 
-        return python_notes(answer.parsed)
+        said = python_notes(answer.parsed)
+        if "No module named" not in message:
+            return said
+        from explainer.advise.environment import notes  # a module of the project's own, not on the path
+
+        return said + notes(answer.parsed, who, local=source is not None)
     if who.get("kind") not in ("environment", "library") and not any(
         w in message for w in ("No module named", "cannot import name", "model type")
     ):

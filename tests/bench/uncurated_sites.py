@@ -44,7 +44,10 @@ def version_fits(version: str, answer: dict) -> bool | None:
     if not ranges:
         return None
     k = _key(version)
-    return any(_key(lo or "0") <= k[: len(_key(lo or "0"))] and k[: len(_key(hi or "99"))] <= _key(hi or "99") for lo, hi in ranges)
+    return any(
+        _key(lo or "0") <= k[: len(_key(lo or "0"))] and k[: len(_key(hi or "99"))] <= _key(hi or "99")
+        for lo, hi in ranges
+    )
 
 
 def main() -> None:
@@ -69,14 +72,18 @@ def main() -> None:
             ok = site_found(r["site"], sites)
             site_ok += ok
             if args.misses and not ok:
-                print(f"site  {r['source']}: want {r['site']} got {[s.get('file') for s in sites[:3]]} | {r['message'][:90]}")
+                print(
+                    f"site  {r['source']}: want {r['site']} got {[s.get('file') for s in sites[:3]]} | {r['message'][:90]}"
+                )
         if r.get("torch_version"):
             n_ver += 1
             fits = version_fits(r["torch_version"], out)
             ver_none += fits is None
             ver_ok += bool(fits)
             if args.misses and not fits:
-                print(f"ver   {r['source']}: {r['torch_version']} not in {out.get('torch_version')} | {r['message'][:80]}")
+                print(
+                    f"ver   {r['source']}: {r['torch_version']} not in {out.get('torch_version')} | {r['message'][:80]}"
+                )
     n = len(rows)
     print(
         f"{n} pastes: site among the first three {site_ok}/{n_site} ({site_ok / max(1, n_site):.0%}); "
