@@ -545,3 +545,31 @@ def test_torch_1x_thc_messages_name_their_own_c_file_and_line(paste, file, line)
     _, site = strip_suffixes(message)
     assert (site["file"], site["line"]) == (file, line)
     assert strip_suffixes("failed at /home/u/proj/src/thing.cpp:12 in THC-like code")[1] is None  # not torch's tree
+
+
+@pytest.mark.slow
+def test_real_pastes_of_uncurated_torch_errors():
+    """80 real pastes of torch errors no entry answers (tests/fixtures/uncurated/, gathered from public
+    threads across releases, CUDA and MPS): each names the thread and the torch file that raises it;
+    the long tail must keep finding the sites it finds now (measured: tests/bench/uncurated_sites.py)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "bench"))
+    from uncurated_sites import site_found
+
+    from explainer.knowledge.index import open_index
+    from explainer.match.explain import explain_text
+    from explainer.render import answer_json
+
+    rows = [
+        json.loads(line)
+        for f in sorted((Path(__file__).resolve().parent / "fixtures" / "uncurated").glob("*.jsonl"))
+        for line in f.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
+    assert len(rows) >= 80 and all(r["source"].startswith("https://github.com/") for r in rows)
+    index = open_index()
+    found = 0
+    for r in rows:
+        out = answer_json(explain_text(r["text"], index, budget=None), index)
+        assert not out["matches"], (r["source"], out["matches"][:1])  # uncurated: no entry claims them
+        found += bool(r.get("site")) and site_found(r["site"], out.get("raised_at") or [])
+    assert found >= 36, found

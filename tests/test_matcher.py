@@ -330,6 +330,17 @@ def test_what_torch_printed_before_a_cut_or_unrelated_last_line(index):
     assert top(index, bind) == "dist-address-in-use"
 
 
+def test_a_similar_message_about_another_file_is_not_the_template(index):
+    """Fuzzy similarity needs the files (and folders) a template names itself: pip's missing
+    requirements file reads like "Python.h: No such file or directory", and is another error."""
+    pip = "ERROR: Could not open requirements file: [Errno 2] No such file or directory: 'requirements.txt'"
+    assert top(index, pip) is None
+    assert top(index, "fatal error: Python.h: No such file or directory") == "python-h-missing"
+    assert (
+        top(index, "x.c:4:10: fatal error: THC/THCDeviceUtils.cuh: No such file or directory") == "thc-header-removed"
+    )
+
+
 def test_a_generic_message_is_not_taken_for_a_cut_template(index):
     # "'method' object is not iterable" normalises to the same words as any "'X' object is not
     # iterable": equal is not "cut", so a user's own TypeError is not claimed by the optimizer entry

@@ -208,6 +208,24 @@ def _numbers_agree(message: str, raw: str) -> bool:
     return True
 
 
+_FILE_NAME = Lazy(
+    r"(?<![\w{.])[A-Za-z_][\w-]{0,60}\.(?:h|hpp|cuh|c|cc|cpp|cu|py|so|dll|txt|json|yaml|yml|toml|cfg)\b"
+    r"|(?<![\w{./])[A-Za-z_][\w-]{0,60}/(?=\{)"  # a folder before a placeholder: THC/{header}
+)
+
+
+def _files_agree(message: str, raw: str) -> bool:
+    """Whether a message read as similar to a template names the files (and folders) the template
+    names itself: "Could not open requirements file: [Errno 2] No such file or directory:
+    'requirements.txt'" is neither "fatal error: Python.h: No such file or directory" nor
+    "fatal error: THC/{header}: No such file or directory"."""
+    names = _FILE_NAME.findall(raw[:2000])
+    if not names:
+        return True
+    low = message[:4000].lower()
+    return all(n.lower() in low for n in names)
+
+
 def _python_wording(message: str) -> bool:
     """Whether the message is one CPython itself writes, maybe after a log's label
     ("Inference ERROR: list index out of range"): such a message matches an entry's template or nothing."""
@@ -616,6 +634,7 @@ class Matcher:
                 and share >= MIN_WORD_SHARE
                 and all(q in folded for q in p.quoted)
                 and _numbers_agree(msg, p.raw)
+                and _files_agree(msg, p.raw)
             ):
                 # (a quoted literal of the template, a package's name, missing from the message: another error)
                 fuzzy.append((p, share))
