@@ -572,7 +572,8 @@ def build(raw: dict) -> dict:
         "about": (
             "Facts read from packages' own metadata and files; rebuild: "
             "python -m explainer.knowledge.facts_build fetch --cache DIR && "
-            "python -m explainer.knowledge.facts_build build --cache DIR"
+            "python -m explainer.knowledge.facts_build build --cache DIR; each fact's wheel and sha256 are in "
+            "facts.provenance.json beside this file"
         ),
         "pins": pins,
         "torch_cuda": torch_cuda,
@@ -598,8 +599,11 @@ def main(argv: list[str] | None = None) -> int:
         fetch(args.cache, names_only=args.names_only)
         return 0
     data = build(json.loads((args.cache / "raw.json").read_text()))
+    # the provenance beside the facts: an answer reads only the facts (the file every answer parses stays small)
+    prov = args.out.with_name(args.out.stem + ".provenance.json")
+    prov.write_text(json.dumps(data.pop("provenance"), ensure_ascii=False, indent=0, sort_keys=False) + "\n")
     args.out.write_text(json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=False) + "\n")
-    print(f"{args.out}: {args.out.stat().st_size} bytes")
+    print(f"{args.out}: {args.out.stat().st_size} bytes; {prov}: {prov.stat().st_size} bytes")
     return 0
 
 

@@ -37,6 +37,7 @@ _NO_COMMAND = Lazy(
     r"|command not found: ([\w.+-]{1,60})"
     r"|\bsh: \d{1,6}: (?:[^\s:]{0,200}/)?([\w.+-]{1,60}): not found"
 )
+_NO_COMMAND_WORDS = ("not found", "not recognized", "ObjectNotFound", "内部或外部", "识别为", "未找到命令", "\ufffd")
 # exceptions only the interpreter raises, for the program's own mistakes (a TypeError, KeyError or
 # AttributeError may as well come from a library's C code or its objects: those are told by message)
 PYTHON_TYPES = frozenset(
@@ -206,10 +207,10 @@ def from_paste(parsed, raised_at=()) -> dict:
             if m:
                 return who("environment", tool or m.group(1))
     for t in parsed.lines[-6:]:
-        if _ARGPARSE.search(t[:500]):  # the script's own command line, rejected by the standard argparse
+        if ": error: " in t and _ARGPARSE.search(t[:500]):  # the script's own command line, rejected by argparse
             return who("python")
     for t in (parsed.message or "", *parsed.lines[-8:]):  # where the paste ends: what stopped it
-        m = _NO_COMMAND.search(t[:2000])
+        m = _NO_COMMAND.search(t[:2000]) if any(w in t for w in _NO_COMMAND_WORDS) else None
         if m:  # a shell could not find a command: the distribution that installs it, where one does
             from explainer.facts import distributions_of_command
 
