@@ -23,10 +23,11 @@ if TYPE_CHECKING:
     from explainer.match.matcher import Matcher
 
 SCHEMA_VERSION = (
-    "18"  # 6: fixes and causes for the answer; 7: template regexes compiled linear; 9: head_share; 10: pieces;
+    "19"  # 6: fixes and causes for the answer; 7: template regexes compiled linear; 9: head_share; 10: pieces;
     # 11: the start-up blob holds each pattern's entry and words only, the rows are read when needed;
     # 12: it holds the matcher's word table, built once; 13: each entry's raised_by; 14-16: quoted words;
-    # 17: search rows hold each field's terms, meta the document frequencies; 18: each entry's unless
+    # 17: search rows hold each field's terms, meta the document frequencies; 18: each entry's unless;
+    # 19: signal literals may be Chinese
 )
 _JSON_COLUMNS = ("exception_types", "frames", "signals", "excludes", "unless", "raised_by")
 

@@ -142,7 +142,11 @@ def _required_literal(regex: str) -> str:
     if re.search(r"(?<!\\)\|", regex):
         return ""  # an alternation at the top: no single piece is required
     plain = re.sub(r"\\(.)", lambda m: m.group(1) if not m.group(1).isalnum() else "\0", regex)
-    runs = re.findall(r"[A-Za-z0-9 _:,'=/-]{4,}", re.sub(r"\[[^\]]*\]|\([?][^)]*\)|.[*?{]", "\0", plain))
+    # (Chinese text and U+FFFD count too: a signal written in them is looked for only where they are)
+    runs = re.findall(
+        r"[A-Za-z0-9 _:,'=/\u4e00-\u9fff\uff01-\uff5e\u3001\u3002\ufffd-]{4,}",
+        re.sub(r"\[[^\]]*\]|\([?][^)]*\)|.[*?{]", "\0", plain),
+    )
     return max(runs, key=len).lower() if runs else ""
 
 
@@ -214,16 +218,12 @@ _FILE_NAME = Lazy(
 )
 
 
-def _files_agree(message: str, raw: str) -> bool:
-    """Whether a message read as similar to a template names the files (and folders) the template
-    names itself: "Could not open requirements file: [Errno 2] No such file or directory:
-    'requirements.txt'" is neither "fatal error: Python.h: No such file or directory" nor
+def _files_agree(folded: str, names: tuple[str, ...]) -> bool:
+    """Whether a message (lower case) read as similar to a template names the files (and folders) the
+    template names itself (``names``): "Could not open requirements file: [Errno 2] No such file or
+    directory: 'requirements.txt'" is neither "fatal error: Python.h: No such file or directory" nor
     "fatal error: THC/{header}: No such file or directory"."""
-    names = _FILE_NAME.findall(raw[:2000])
-    if not names:
-        return True
-    low = message[:4000].lower()
-    return all(n.lower() in low for n in names)
+    return all(n in folded for n in names)
 
 
 def _python_wording(message: str) -> bool:
@@ -253,6 +253,7 @@ class _Pattern:
         "_rx",
         "_head",
         "_rx_search",
+        "_files",
     )
 
     def __init__(
@@ -276,6 +277,14 @@ class _Pattern:
         self._rx: re.Pattern[str] | None = None
         self._head: re.Pattern[str] | None = None
         self._rx_search: re.Pattern[str] | None = None
+        self._files: tuple[str, ...] | None = None
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        """The files (and folders) the template names itself, lower case (:func:`_files_agree`)."""
+        if self._files is None:
+            self._files = tuple(n.lower() for n in _FILE_NAME.findall(self.raw[:2000]))
+        return self._files
 
     @property
     def rx(self) -> re.Pattern[str]:
@@ -634,7 +643,7 @@ class Matcher:
                 and share >= MIN_WORD_SHARE
                 and all(q in folded for q in p.quoted)
                 and _numbers_agree(msg, p.raw)
-                and _files_agree(msg, p.raw)
+                and _files_agree(folded, p.files)
             ):
                 # (a quoted literal of the template, a package's name, missing from the message: another error)
                 fuzzy.append((p, share))
