@@ -195,7 +195,7 @@ def run_case(path, index, *, timeout: int = TIMEOUT) -> dict:
             return res
         from explainer.source import local_lines
 
-        answer = explain_text(err, index, top=3)
+        answer = explain_text(err, index, top=3, budget=None)
         if not answer.matches:
             near = ", ".join(f"{c.id} {c.score:.2f}" for c in answer.candidates) or "nothing"
             res["reason"] = f"no entry answered (nearest: {near}); error: {_last_error(err)}"

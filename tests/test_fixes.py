@@ -425,7 +425,7 @@ def test_json_answer_carries_ranked_causes_and_fixes(index):
         RuntimeError: grad can be implicitly created only for scalar outputs
         """)
     for lang in ("en", "zh"):
-        m = answer_json(explain_text(paste, index), index, lang=lang)["matches"][0]
+        m = answer_json(explain_text(paste, index, budget=None), index, lang=lang)["matches"][0]
         assert m["id"] == "backward-non-scalar-output"
         first = m["fixes"][0]
         assert set(first) == {"id", "title", "causes", "code", "applies", "applicability", "verified"}

@@ -196,13 +196,13 @@ def test_snippet(entry, snippet, worker, index):
     failed = [f"{r.snippet}: {r.reason}" for r in results if r.status == "fail"]
     assert not failed, f"{entry.id}:\n" + "\n".join(failed)
     if snippet.role == "repro" and "raises" in snippet.options:
-        answer = explain_text(result.paste, index, top=3)
+        answer = explain_text(result.paste, index, top=3, budget=None)
         _assert_filled(entry, answer, index)
         # the robustness matrix: the same real traceback, pasted in every format the parser reads
         failures = []
         for name, transform in FORMATS.items():
             pasted = transform(result.paste)
-            answer = explain_text(pasted, index, top=3)
+            answer = explain_text(pasted, index, top=3, budget=None)
             top = answer.matches[0].id if answer.matches else None
             if name in LOSSY and top != entry.id:
                 # only the first message line survives: an honest answer may be "one of these two,

@@ -7,12 +7,19 @@ import re
 
 import pytest
 
-from explainer.match.explain import explain_text
+from explainer.match.explain import explain_text as _explain_text
 from explainer.parse.parser import parse_text
 from explainer.render import advice_for, answer_json
 from explainer.render.markdown import rendered_json
 
 from .conftest import SHARED, needs_shared
+
+
+def explain_text(text, index, **kw):
+    """Correctness, not speed: no time budget unless a test gives one (a loaded machine would cut
+    the answer short and drop the evidence of the paste's earlier tracebacks)."""
+    kw.setdefault("budget", None)
+    return _explain_text(text, index, **kw)
 
 
 def top(index, text):
@@ -344,8 +351,6 @@ def test_a_similar_message_about_another_file_is_not_the_template(index):
 def test_a_generic_message_is_not_taken_for_a_cut_template(index):
     # "'method' object is not iterable" normalises to the same words as any "'X' object is not
     # iterable": equal is not "cut", so a user's own TypeError is not claimed by the optimizer entry
-    from explainer.match.explain import explain_text
-
     for name in ("int", "DataLoader", "NoneType"):
         answer = explain_text(f"TypeError: '{name}' object is not iterable", index)
         assert not answer.matches or answer.matches[0].id != "optimizer-params-not-iterable", (name, answer.matches)
@@ -917,8 +922,6 @@ def test_a_warning_printed_on_the_way_does_not_answer_a_native_crash(index):
 def test_the_older_releases_wordings_of_curated_errors(index):
     """Wordings of other releases, confirmed in their sources (data/torchhistory: rnn.py's check_input
     in 2.2.2-2.10.0; torch/_dynamo/utils.py's run_node in 2.7 and 2.9), reach the curated entry."""
-    from explainer.match.explain import explain_text
-
     cases = {
         "ValueError: input must have the type torch.float32, got type torch.float64": "rnn-input-dtype",
         "torch._dynamo.exc.TorchRuntimeError: Dynamo failed to run FX node with fake tensors: call_function "
