@@ -252,3 +252,19 @@ def test_real_reports_get_no_false_problem(name, expect):
     for cid, allowed in expect.items():
         assert checks[cid]["status"] in allowed, checks[cid]
     assert not [c for c in checks.values() if c["status"] == "problem"]
+
+
+def test_the_scripts_folder_not_on_path(env, tmp_path):
+    """A package's command (a console script in the environment's bin/) is "not found" when that folder
+    is not on PATH: made for real by running the environment's Python with a PATH without it."""
+    install(env, "accelerate", "1.0.0")
+    info = next(_site(env).glob("accelerate-1.0.0.dist-info"))
+    (info / "entry_points.txt").write_text("[console_scripts]\naccelerate = accelerate.commands.accelerate_cli:main\n")
+    scripts = env / ("Scripts" if os.name == "nt" else "bin")
+    (scripts / "accelerate").write_text("#!/bin/sh\n")
+    without = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if Path(p).resolve() != scripts.resolve())
+    _, checks = doctor(env, extra_env={"PATH": without})
+    bad = checks["scripts-on-path"]
+    assert bad["status"] == "problem" and "accelerate" in bad["message"] and str(scripts) in bad["fix"]
+    _, checks = doctor(env, extra_env={"PATH": str(scripts) + os.pathsep + without})
+    assert checks["scripts-on-path"]["status"] == "ok"

@@ -363,6 +363,60 @@ def check_compiler(env: Env, lang: str) -> list[dict]:
     return out
 
 
+def _scripts_folders() -> list[str]:
+    """Where this Python's installs put their commands: its scripts folder, and the user's (``pip
+    install --user``: ``~/.local/bin``, ``%APPDATA%\\Python\\Python3x\\Scripts``) outside a venv."""
+    import site
+
+    out = [sysconfig.get_path("scripts")]
+    if sys.prefix == sys.base_prefix and site.ENABLE_USER_SITE:
+        try:
+            out.append(sysconfig.get_path("scripts", f"{os.name}_user"))
+        except KeyError:
+            pass
+    return [f for i, f in enumerate(out) if f and f not in out[:i]]
+
+
+def check_scripts_on_path(env: Env, lang: str) -> list[dict]:
+    """The commands installed packages bring (torchrun, accelerate, ...) are found only where their
+    scripts folder is on ``PATH`` ("command not found" otherwise)."""
+    if not env.live:
+        return []
+    from importlib import metadata
+
+    names = {ep.name for ep in metadata.entry_points(group="console_scripts")}
+    on_path = {os.path.normcase(os.path.realpath(p)) for p in os.environ.get("PATH", "").split(os.pathsep) if p}
+    out = []
+    for folder in _scripts_folders():
+        if not os.path.isdir(folder) or os.path.normcase(os.path.realpath(folder)) in on_path:
+            continue
+        here = set(os.listdir(folder))
+        cmds = sorted(n for n in names if n in here or f"{n}.exe" in here)
+        if not cmds:
+            continue
+        shown = ", ".join(cmds[:6]) + (", ..." if len(cmds) > 6 else "")
+        fix = (
+            f'setx PATH "%PATH%;{folder}"'
+            if os.name == "nt"
+            else f'export PATH="{folder}:$PATH"  (in ~/.bashrc to keep it)'
+        )
+        out.append(
+            _check(
+                "scripts-on-path",
+                "problem",
+                f"{folder} holds commands of installed packages ({shown}) but is not on PATH: the shell says "
+                "they are not found; run them as `python -m <module>` or put the folder on PATH.",
+                f"{folder} 里有已安装的包带的命令（{shown}），但它不在 PATH 上：shell 会说找不到这些命令；"
+                "用 `python -m <模块>` 运行，或者把这个目录加进 PATH。",
+                fix,
+                lang,
+            )
+        )
+    return out or [
+        _check("scripts-on-path", "ok", "The scripts folder is on PATH.", "scripts 目录在 PATH 上。", None, lang)
+    ]
+
+
 def check_driver(env: Env, lang: str) -> list[dict]:
     if not env.torch_cuda:
         return [_check("cuda-driver", "skip", "torch is a CPU build (or its CUDA is not known).",
@@ -413,6 +467,7 @@ CHECKS = (
     check_shadowing,
     check_cuda_home,
     check_compiler,
+    check_scripts_on_path,
     check_driver,
 )
 
