@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import sys
 
+from explainer.match.origin import missing_module
 from explainer.textio import Lazy
 
-_MISSING = Lazy(r"No module named '([A-Za-z_][\w.]{0,200})'")
 _CANNOT_IMPORT = Lazy(r"cannot import name '(\w{1,200})' from '([A-Za-z_][\w.]{0,200})'")
 _MODEL_TYPE = Lazy(r"model type `(\w[\w-]{0,80})`|^'(\w[\w-]{0,80})'$")
 
@@ -42,9 +42,8 @@ def notes(parsed, raised_by: dict, *, local: bool = False) -> list[dict]:
     out: list[dict] = release_notes(parsed, local=local)  # what the library's releases say, first
     told = bool(out)
     message = (parsed.message or "")[:2000]
-    m = _MISSING.search(message)
-    if m and (parsed.exc_type or "").rsplit(".", 1)[-1] in ("ModuleNotFoundError", "ImportError"):
-        name = m.group(1)
+    name = missing_module(message)
+    if name and (parsed.exc_type or "").rsplit(".", 1)[-1] in ("ModuleNotFoundError", "ImportError"):
         top = name.split(".", 1)[0]
         dists = distributions_of(top) if top not in sys.stdlib_module_names else []
         if dists:
@@ -177,9 +176,8 @@ def release_notes(parsed, *, local: bool = False) -> list[dict]:
 
     message = (parsed.message or "")[:2000]
     exc = (parsed.exc_type or "").rsplit(".", 1)[-1]
-    m = _MISSING.search(message)
-    if m and exc in ("ModuleNotFoundError", "ImportError") and "." in m.group(1):
-        name = m.group(1)
+    name = missing_module(message)
+    if name and exc in ("ModuleNotFoundError", "ImportError") and "." in name:
         lib = library_of(name.split(".", 1)[0])
         h = history(lib, "modules", name) if lib else None
         if lib and h:

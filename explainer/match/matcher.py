@@ -462,7 +462,6 @@ class Matcher:
         # by other characters inside the literal, so the paste has it whole wherever it has the literal)
         self._signal_by_word: dict[str, list[int]] = defaultdict(list)
         self._signal_always: list[int] = []
-
         # a signal without one required literal may be an alternation of branches that each have one
         self._signal_any: dict[int, list[str]] = {}
         sources = [s for e in self.entries.values() for s in e.get("signals", []) if not s.startswith("@")]
@@ -817,7 +816,8 @@ class Matcher:
                 said = _named_signal(parsed, kind[1:])
                 if said is not None:
                     v.score = min(v.score, UNLESS_CAP)
-                    code = f"unless_{kind[1:]}" if f"unless_{kind[1:]}" in TEXTS else "unless"
+                    code = f"unless_{kind[1:]}"
+                    code = code if code in TEXTS else "unless"
                     v.reasons = [v.reasons[0].plus(code, signal=said[:80]), *v.reasons[1:]]
                     break
 
@@ -861,19 +861,18 @@ def _named_signal(parsed: Parsed, kind: str) -> str | None:
     return said
 
 
-_MISSING_MODULE = Lazy(r"No module named '([A-Za-z_][\w.-]{0,150})'|没有名为 ?['“]([A-Za-z_][\w.-]{0,150})['”]")
-
-
 def _unknown_module(parsed: Parsed) -> str | None:
     """The matcher's own named signal: the module an import could not find is no known distribution's,
     the standard library's or a library's run-time namespace (``_init_paths``, ``vision_transformer``):
     as likely the project's own as an uninstalled package."""
-    m = _MISSING_MODULE.search((parsed.message or "")[:1000])
-    if not m or not (parsed.exc_type or "ModuleNotFoundError").endswith(("ModuleNotFoundError", "ImportError")):
+    if "named" not in (parsed.message or "") and "没有名为" not in (parsed.message or ""):
         return None
     from explainer.facts import known_module
+    from explainer.match.origin import missing_module
 
-    name = m.group(1) or m.group(2)
+    name = missing_module(parsed.message)
+    if not name or not (parsed.exc_type or "ModuleNotFoundError").endswith(("ModuleNotFoundError", "ImportError")):
+        return None
     return None if known_module(name) else name.split(".", 1)[0]
 
 

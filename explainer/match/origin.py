@@ -15,7 +15,8 @@ _PACKAGE = Lazy(r"(?:site|dist)-packages[\\/]+([A-Za-z_]\w{0,80})")
 _STDLIB = Lazy(r"[\\/]lib[\\/]+python3\.\d{1,2}[\\/]+(?!site-packages|dist-packages)[\w.-]{1,80}(?:[\\/]|\.py$)")
 # a shared object inside an installed package, in a loader's message (undefined symbol, dlopen failed)
 _SHARED_OBJECT = Lazy(r"(?:site|dist)-packages[\\/]+([A-Za-z_]\w{0,80})[\\/][^\s:'\"]{0,300}?\.(?:so|pyd|dll|dylib)\b")
-_MISSING = Lazy(r"No module named '([A-Za-z_][\w.-]{0,200})'")
+# the module an import could not find, in CPython's English and its Chinese translations
+_MISSING = Lazy(r"No module named '([A-Za-z_][\w.-]{0,200})'|没有名为 ?['“]([A-Za-z_][\w.-]{0,200})['”]")
 _CANNOT_IMPORT = Lazy(r"cannot import name '\w{1,200}' from '([A-Za-z_][\w.]{0,200})'")
 _TOOLS = (  # a build tool's own failure line -> the tool
     (Lazy(r"command '[^'\n]{0,300}nvcc' failed|nvcc fatal|nvcc error"), "nvcc"),
@@ -121,6 +122,12 @@ def who(kind: str | None, library: str | None = None) -> dict:
     return {"kind": kind, "library": library}
 
 
+def missing_module(message: str | None) -> str | None:
+    """The dotted name of the module a "No module named ..." message could not find."""
+    m = _MISSING.search((message or "")[:2000])
+    return (m.group(1) or m.group(2)) if m else None
+
+
 def frame_package(path: str) -> str | None:
     """The top-level import name of an installed package a frame's file lies in."""
     m = _PACKAGE.search(path[:1000])
@@ -222,11 +229,11 @@ def from_paste(parsed, raised_at=()) -> dict:
     m = _SHARED_OBJECT.search((parsed.message or "")[:2000])
     if m:  # a compiled part of an installed package failed to load: that package's build
         return who("environment", _distribution(m.group(1)))
-    m = _MISSING.search((parsed.message or "")[:2000])
-    if m and (parsed.exc_type or "ModuleNotFoundError").endswith(("ModuleNotFoundError", "ImportError")):
+    missing = missing_module(parsed.message)
+    if missing and (parsed.exc_type or "ModuleNotFoundError").endswith(("ModuleNotFoundError", "ImportError")):
         from explainer.facts import distributions_of, library_of
 
-        top = m.group(1).split(".", 1)[0]
+        top = missing.split(".", 1)[0]
         if distributions_of(top) or library_of(top):  # a distribution's module; else maybe the project's own
             return who("environment", _distribution(top))
         from explainer.facts import RUNTIME_NAMESPACES, known_module
