@@ -32,21 +32,65 @@ def test_the_data_names_each_release_and_its_file():
 
     python = [r for r in records if r["o"] == "python"]
     assert python and all(version_key(r["vs"][0]) <= version_key(r["vs"][1]) for r in python)
-    gpu = [r for r in records if r["o"] == "gpu-source"]
-    assert gpu and all("vs" not in r and r["v"] == meta["gpu_source"]["version"] for r in gpu)
-    assert len(meta["gpu_source"]["sha256"]) == 64
+    sources = {s["version"]: s for s in meta["sources"]}
+    assert set(sources) == {"2.6.0", "1.13.1"} and all(len(s["sha256"]) == 64 for s in sources.values())
+    cpp = [r for r in records if r["o"] in ("gpu-source", "cpp-source")]
+    assert cpp and all(r["v"] in sources and r["l"] for r in cpp)
+    # a C++ site's releases hold its own source release; a CPU one no build holds is not kept
+    ranged = [r for r in cpp if "vs" in r]
+    assert all(version_key(r["vs"][0]) <= version_key(r["v"]) <= version_key(r["vs"][1]) for r in ranged)
+    assert all("vs" in r for r in cpp if r["o"] == "cpp-source")
+    assert len(ranged) > 0.8 * len(cpp)
+    # the compiled libraries of every minor release from 1.0 on, each wheel named with its sha256
+    minors = [b["version"].rsplit(".", 1)[0] for b in meta["binaries"]]
+    assert minors[0] == "1.0" and "1.8" in minors and "2.15" in minors and len(minors) == len(set(minors))
+    assert all(len(w["sha256"]) == 64 and w["file"].endswith(".whl") for b in meta["binaries"] for w in b["wheels"])
+    assert all(any("macosx" in w["file"] for w in b["wheels"]) for b in meta["binaries"] if b["version"] >= "2.")
 
 
-def test_cuda_and_mps_code_is_a_site_only_for_a_paste_from_a_gpu_run():
-    """MPS's "Placeholder storage" check lives in an .mm file no CPU build holds; the CUDA and MPS
-    copies of CPU checks ("number of dims don't match in permute") are not where a CPU run raised it."""
+def test_the_long_tails_own_records_carry_their_releases():
+    """torchhistory_build writes each long-tail record's releases in place: a C++ template's from the
+    libraries, a Python site's from the sources; every range holds the long tail's own release."""
+    from explainer.facts import version_key
+    from explainer.match.longtail import data_file
+
+    meta, records = read_data(data_file())
+    assert meta["ranges_from"]["releases"][0] == "1.0.1" and meta["ranges_from"]["releases"][-1] == "2.15.0"
+    own = version_key(meta["torch_version"])
+    ranged = [r for r in records if r.get("vs")]
+    assert all(version_key(r["vs"][0]) <= own <= version_key(r["vs"][1]) for r in ranged)
+    for origin in ("python", "header", "source"):
+        mine = [r for r in records if r["o"] == origin]
+        assert sum(1 for r in mine if r.get("vs")) > 0.7 * len(mine), origin
+
+
+def test_cuda_and_mps_code_is_a_site_where_only_it_raises_the_words_or_the_paste_shows_a_gpu_run():
+    """MPS's "Placeholder storage" check lives in an .mm file no CPU build holds; where CPU code raises
+    the same words ("nansum does not support complex inputs"), the CUDA or MPS copy is offered only
+    for a paste from a GPU run."""
     site = _explain("RuntimeError: Placeholder storage has not been allocated on MPS device!").raised_at[0]
-    assert site["origin"] == "gpu-source" and site["file"].endswith(".mm") and site["versions"] is None
-    assert site["url"].startswith("https://github.com/pytorch/pytorch/blob/v2.6.0/") and site["line"]
-    cpu = _explain("RuntimeError: number of dims don't match in permute")
-    assert all(r["origin"] != "gpu-source" for r in cpu.raised_at)
-    gpu = _explain("x = x.to('mps')\nRuntimeError: number of dims don't match in permute")
-    assert gpu.raised_at and gpu.raised_at[0]["origin"] == "gpu-source"
+    assert site["origin"] == "gpu-source" and site["file"].endswith(".mm") and site["line"]
+    assert site["url"].startswith("https://github.com/pytorch/pytorch/blob/v2.6.0/")
+    assert site["versions"][0] == "1.12.0"  # MPS came with 1.12
+    cpu = _explain("RuntimeError: nansum does not support complex inputs")
+    assert cpu.raised_at and all(
+        r["origin"] != "gpu-source" and "/mps/" not in a["file"] for r in cpu.raised_at for a in [r, *r["also"]]
+    )
+    gpu = _explain("x = x.to('mps')\nRuntimeError: nansum does not support complex inputs")
+    assert any("/mps/" in a["file"] for r in gpu.raised_at for a in [r, *r["also"]])
+
+
+def test_a_cuda_error_names_cs_check_and_its_releases():
+    """``CUDA error: ...`` is built in a string before the check (c10/cuda/CUDAException.cpp): found,
+    and every release from 1.0 raises it, so the wording says nothing of the release."""
+    answer = _explain(
+        'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n    loss.backward()\n'
+        "RuntimeError: CUDA error: misaligned address\nCUDA kernel errors might be asynchronously reported "
+        "at some other API call, so the stacktrace below might be incorrect.\n"
+    )
+    site = answer.raised_at[0]
+    assert site["file"] == "c10/cuda/CUDAException.cpp" and site["versions"] == ["1.0.0", "2.15.0"]
+    assert answer.torch_version is None
 
 
 def test_a_message_only_older_releases_raise_gives_its_releases_and_a_version_range():

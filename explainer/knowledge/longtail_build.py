@@ -17,7 +17,9 @@ Sources, each exact for the version it comes from (``meta`` records which):
 
 A template is a list of literal pieces with holes between them (``None``); the data file writes it as
 text with ``{}`` for a hole and ``{{``/``}}`` for literal braces. Output: gzip-compressed JSON lines,
-sorted, with a first ``meta`` line; byte-identical for the same inputs.
+sorted, with a first ``meta`` line; byte-identical for the same inputs. Each record's releases (``vs``:
+the first and last release that raise it) are written in afterwards by
+:mod:`explainer.knowledge.torchhistory_build`, which reads every release (``meta.ranges_from``).
 """
 
 from __future__ import annotations
@@ -64,33 +66,40 @@ def _percent_pieces(s: str) -> list:
 
 
 class _PyFunction:
-    """The simple assignments of one function body, for messages assigned before they are raised."""
+    """The simple assignments of one function body, for messages assigned before they are raised;
+    each with the lines of the block it sits in (an ``if`` branch, a loop body, the function's)."""
 
     def __init__(self, node):
-        self.assign: dict[str, list[tuple[int, ast.AST, bool]]] = {}
-        for n in _own_nodes(node):
+        self.assign: dict[str, list[tuple[int, ast.AST, bool, tuple[int, int]]]] = {}
+        self._block(getattr(node, "body", []))
+
+    def _block(self, body: list) -> None:
+        if not body:
+            return
+        span = (body[0].lineno, getattr(body[-1], "end_lineno", None) or body[-1].lineno)
+        for n in body:
             if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
-                self.assign.setdefault(n.targets[0].id, []).append((n.lineno, n.value, False))
+                self.assign.setdefault(n.targets[0].id, []).append((n.lineno, n.value, False, span))
             elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and isinstance(n.op, ast.Add):
-                self.assign.setdefault(n.target.id, []).append((n.lineno, n.value, True))
+                self.assign.setdefault(n.target.id, []).append((n.lineno, n.value, True, span))
+            elif not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                for field in ("body", "orelse", "finalbody"):
+                    inner = getattr(n, field, None)
+                    if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                        self._block(inner)
+                for h in getattr(n, "handlers", None) or []:
+                    self._block(h.body)
+                for c in getattr(n, "cases", None) or []:
+                    self._block(c.body)
 
     def value(self, name: str, line: int):
-        """Pieces of the last assignment of ``name`` before ``line`` (``+=`` after it appends)."""
+        """The last assignment of ``name`` before ``line`` and the ``+=`` after it, each with whether
+        it holds for ``line`` (a ``+=`` in a branch that closed before it may not have run)."""
         rows = sorted((r for r in self.assign.get(name, []) if r[0] < line), key=lambda r: r[0])
         start = max((i for i, r in enumerate(rows) if not r[2]), default=None)
         if start is None:
             return None
-        return rows[start:]
-
-
-def _own_nodes(fn):
-    """The nodes of a function body, not descending into nested functions or classes."""
-    stack = list(ast.iter_child_nodes(fn))
-    while stack:
-        n = stack.pop()
-        yield n
-        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(n))
+        return [(r[0], r[1], not r[2] or r[3][0] <= line <= r[3][1]) for r in rows[start:]]
 
 
 def py_pieces(node, fn: _PyFunction | None = None, line: int = 0, depth: int = 0) -> list:
@@ -129,8 +138,8 @@ def py_pieces(node, fn: _PyFunction | None = None, line: int = 0, depth: int = 0
         rows = fn.value(node.id, line)
         if rows:
             out = []
-            for r in rows:
-                out += py_pieces(r[1], fn, r[0], depth + 1)
+            for at, value, holds in rows:
+                out += py_pieces(value, fn, at, depth + 1) if holds else [HOLE]
             return out
     return [HOLE]
 
@@ -476,10 +485,12 @@ def extract(
 
 
 def wheel_part_hash(records: list[dict]) -> str:
-    """A hash of the records derived from the torch install alone (not from a source tree)."""
+    """A hash of the records derived from the torch install alone (not from a source tree, nor the
+    release ranges :mod:`explainer.knowledge.torchhistory_build` adds)."""
     h = hashlib.sha256()
     for r in records:
         if r["o"] != "source":
+            r = {k: v for k, v in r.items() if k != "vs"}
             h.update(json.dumps(r, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
     return h.hexdigest()
 

@@ -67,11 +67,12 @@ _MACROS = {
     "AT_ERROR": ("error", "RuntimeError"),
     "C10_THROW_ERROR": ("error", None),
     "TORCH_CHECK_MSG": ("error", "RuntimeError"),
+    "TORCH_CHECK_WITH": ("error", None),
 }
 
 
 _SITE = re.compile(
-    r"\b(TORCH_CHECK(?:_INDEX|_VALUE|_TYPE|_NOT_IMPLEMENTED|_LINALG|_ALWAYS_SHOW_CPP_STACKTRACE)?|TORCH_WARN(?:_ONCE|_DEPRECATION)?"
+    r"\b(TORCH_CHECK(?:_INDEX|_VALUE|_TYPE|_NOT_IMPLEMENTED|_LINALG|_ALWAYS_SHOW_CPP_STACKTRACE|_WITH)?|TORCH_WARN(?:_ONCE|_DEPRECATION)?"
     r"|AT_ERROR|C10_THROW_ERROR)\s*\(|\bthrow\s+(?:::)?(?:std|c10|torch|py)::(\w+)\s*\("
 )
 
@@ -96,6 +97,10 @@ _THROW_TYPES = {
     "EnforceFiniteError": "RuntimeError",
     "DistBackendError": "torch.distributed.DistBackendError",
     "DistError": "torch.distributed.DistError",
+    "DistNetworkError": "torch.distributed.DistNetworkError",
+    "DistStoreError": "torch.distributed.DistStoreError",
+    "CuDNNError": "RuntimeError",
+    "DynamicLibraryError": "OSError",
 }
 
 
@@ -340,11 +345,115 @@ def _name_of(head: str) -> tuple[str, str]:
     return name.group(1), ""
 
 
+# a message built before the check: ``std::ostringstream ss; ss << "cuFFT error: " << x; TORCH_CHECK(false, ss.str())``,
+# ``std::string msg; msg.append("CUDA error: "); ...; TORCH_CHECK(false, msg)``
+_BUILT = re.compile(r"(?:std::move\s*\(\s*)?([A-Za-z_]\w*)(?:\s*\.\s*str\s*\(\s*\))?(?:\s*\.\s*c_str\s*\(\s*\))?\s*\)?")
+_BUILDER_DECL = r"(?:std::(?:o?stringstream|string)|c10::string|auto)\s+{name}\s*(?:(=)|(\()|(\{{)|;)"
+_BUILDER_STEP = r"\b{name}\s*(?:(<<)|\.\s*(append)\s*(\()|(\+=))"
+BUILDER_WINDOW = 4000
+_BRACES = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|[{};]')
+
+
+def _statement_end(code: str, start: int) -> int:
+    """The offset of the ``;`` that ends the statement going on at ``start`` (outside brackets and strings)."""
+    depth, n = 0, min(len(code), start + MAX_ARGS_CHARS)
+    for m in re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|[()\[\];]').finditer(code, start, n):
+        g = m.group(0)
+        if g in "([":
+            depth += 1
+        elif g in ")]":
+            depth -= 1
+        elif g == ";" and depth <= 0:
+            return m.start()
+    return -1
+
+
+def _split_shift(expr: str) -> list[str]:
+    """The operands of a ``<<`` chain (outside brackets and strings)."""
+    parts, depth, cur = [], 0, 0
+    for m in re.finditer(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|[()\[\]{}]|<<', expr):
+        g = m.group(0)
+        if g in "([{":
+            depth += 1
+        elif g in ")]}":
+            depth -= 1
+        elif g == "<<" and depth == 0:
+            parts.append(expr[cur : m.start()])
+            cur = m.end()
+    parts.append(expr[cur:])
+    return parts
+
+
+def _built_pieces(code: str, name: str, site: int) -> list:
+    """The pieces of the string or stream ``name`` as built between its declaration and ``site``: what
+    a block that closed before the site adds (one branch of an ``if``) is a hole."""
+    lo = max(0, site - BUILDER_WINDOW)
+    decls = list(re.finditer(_BUILDER_DECL.format(name=re.escape(name)), code[lo:site]))
+    if not decls:
+        return [HOLE]
+    decl = decls[-1]
+    start = lo + decl.start()
+    out: list = []
+    if decl.group(1) or decl.group(2):  # std::string name = <expr>; / std::string name(<expr>)
+        end = _statement_end(code, lo + decl.end())
+        if end < 0:
+            return [HOLE]
+        init = code[lo + decl.end() : end].strip()
+        if decl.group(2):
+            init = init[:-1] if init.endswith(")") else init
+        out += cpp_pieces(init)
+    # the brace depth of every position between the declaration and the site
+    marks: list[tuple[int, int]] = []
+    depth = 0
+    for m in _BRACES.finditer(code, start, site):
+        if m.group(0) == "{":
+            depth += 1
+        elif m.group(0) == "}":
+            depth -= 1
+        marks.append((m.start(), depth))
+    for step in re.finditer(_BUILDER_STEP.format(name=re.escape(name)), code[start:site]):
+        pos = start + step.start()
+        if pos < lo + decl.end():
+            continue
+        at = next((d for p, d in reversed(marks) if p < pos), 0)
+        later = [d for p, d in marks if p > pos]
+        conditional = bool(later) and min(later) < at  # its block closed before the site
+        if step.group(2):  # name.append(x)
+            parsed = _args(code, start + step.start(3))
+            got = cpp_pieces(parsed[0][0]) if parsed and parsed[0] else [HOLE]
+        else:
+            end = _statement_end(code, start + step.end())
+            if end < 0:
+                return [HOLE]
+            rhs = code[start + step.end() : end]
+            got = []
+            for x in _split_shift(rhs) if step.group(1) else [rhs]:
+                got += cpp_pieces(x)
+        out += [HOLE] if conditional else got
+    return out or [HOLE]
+
+
+_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+(\"[^\n]*)$", re.M)
+
+
+def _string_macros(code: str) -> dict[str, list[str]]:
+    """The file's object-like macros whose value is string literals (a message, or several
+    arguments of one): name -> the value's comma-separated parts."""
+    out = {}
+    for m in _DEFINE.finditer(code):
+        value = m.group(2).strip()
+        parts = [p.strip() for p in re.split(r'(?<=")\s*,\s*(?=")', value)]
+        if all(_LITERAL_ARG.fullmatch(p) for p in parts):
+            out[m.group(1)] = parts
+    return out
+
+
 def cpp_sites(text: str, rel: str, version: str, origin: str, exact_line: bool) -> list[dict]:
     if not _SITE.search(text):
         return []
     spliced, starts = _splice(text)
     code = _blank(spliced)
+    defined = _string_macros(code)
     sites = []
     for m in _SITE.finditer(code):
         # skip macro definitions of the family itself
@@ -366,6 +475,12 @@ def cpp_sites(text: str, rel: str, version: str, origin: str, exact_line: bool) 
             kind = "error"
             exc = _THROW_TYPES.get(args[0].strip().split("::")[-1], "RuntimeError") if args else "RuntimeError"
             cond, msg_args = "", args[1:]
+        elif macro == "TORCH_CHECK_WITH":  # TORCH_CHECK_WITH(ErrorType, cond, ...)
+            if len(args) < 2:
+                continue
+            kind = "error"
+            exc = _THROW_TYPES.get(args[0].strip().split("::")[-1], "RuntimeError")
+            cond, msg_args = " ".join(args[1].split()), args[2:]
         elif macro in ("AT_ERROR",):
             kind, exc = _MACROS[macro]
             cond, msg_args = "", args
@@ -377,7 +492,12 @@ def cpp_sites(text: str, rel: str, version: str, origin: str, exact_line: bool) 
             cond, msg_args = " ".join(args[0].split()) if args else "", args[1:]
         pieces: list = []
         for a in msg_args:
-            pieces += cpp_pieces(a)
+            if a.strip() in defined:  # #define MPS_ERROR_RUNTIME_TOO_LOW "The MPS backend ...", "Current OS ..."
+                for part in defined[a.strip()]:
+                    pieces += cpp_pieces(part)
+                continue
+            built = _BUILT.fullmatch(a.strip())
+            pieces += _built_pieces(code, built.group(1), m.start()) if built else cpp_pieces(a)
         pieces = tidy(pieces)
         if macro.startswith("TORCH_CHECK") and (
             not msg_args or pieces == [HOLE] and all(not a.strip() for a in msg_args)

@@ -110,6 +110,16 @@ def _on_a_gpu(parsed: Parsed) -> bool:
     return bool(_GPU_WORD.search(text[:20000].lower()))
 
 
+def _cpu_only(site: dict) -> dict:
+    """A site group without the CUDA/MPS copies among its other sites."""
+    from explainer.match.longtail import is_gpu_file
+
+    also = [a for a in site.get("also") or [] if not is_gpu_file(a.get("file") or "")]
+    if len(also) == len(site.get("also") or []):
+        return site
+    return dict(site, also=also, sites=site["sites"] - (len(site["also"]) - len(also)))
+
+
 def raised_at(parsed: Parsed, budget: Budget | None = None, *, compile_ok: bool = False, near: bool = True) -> tuple:
     """The long tail's raise sites for the paste's message (empty without a data file, or when the
     budget is spent: no answer waits for compiling the data file, which :func:`explainer.knowledge.index.open_index`
@@ -138,9 +148,16 @@ def raised_at(parsed: Parsed, budget: Budget | None = None, *, compile_ok: bool 
                     opened.append(opener(compile_ok=compile_ok))  # type: ignore[operator]  # three openers, one signature
                 tail = opened[i]
                 found = tuple(tail.lookup(parsed.message, parsed.exc_type, parsed.frames, near=close)) if tail else ()
-                if found and any(r.get("origin") == "gpu-source" for r in found) and not _on_a_gpu(parsed):
-                    # CUDA/MPS code repeats many CPU checks word for word: only a paste from a GPU run
-                    found = tuple(r for r in found if r.get("origin") != "gpu-source")
+                if (
+                    found
+                    and not all(r.get("origin") == "gpu-source" for r in found)
+                    and any(r.get("origin") == "gpu-source" or _cpu_only(r) is not r for r in found)
+                    and not _on_a_gpu(parsed)
+                ):
+                    # CUDA/MPS code repeats many CPU checks word for word: where the CPU code raises the
+                    # words too, its copy answers a paste that shows no GPU run (words only the GPU
+                    # code raises come from a GPU run, whatever the paste shows of it)
+                    found = tuple(_cpu_only(r) for r in found if r.get("origin") != "gpu-source")
                 if found:
                     return found
         from explainer.match.origin import paste_sites
@@ -167,11 +184,34 @@ def explain_text(text: str, index, *, top: int = 3, budget: float | Budget | Non
         from explainer.match.versions import torch_version
 
         version = torch_version(text)
-    if version is None and answer.raised_at and answer.raised_at[0].get("versions"):
-        # no release printed: the wording of the message, raised only by these releases of torch
-        first, last = answer.raised_at[0]["versions"]
-        version = {"range": [first, last], "evidence": [f"the message's wording: torch {first} to {last}"]}
+        if version is not None and isinstance(answer.raised_at, tuple) and len(answer.raised_at) > 1:
+            # the release the paste prints: a site of a wording that release raises comes first
+            answer = Answer(*answer[:4], _by_release(answer.raised_at, version["range"]))
+    if version is None and answer.raised_at and all(r.get("versions") for r in answer.raised_at):
+        # no release printed: the wording of the message, raised only by these releases of torch (any
+        # of the sites may have raised it: their ranges together; a wording every indexed release
+        # raises says nothing of the release)
+        from explainer.facts import version_key
+        from explainer.match.longtail import release_span
+
+        first = min((r["versions"][0] for r in answer.raised_at), key=version_key)
+        last = max((r["versions"][1] for r in answer.raised_at), key=version_key)
+        if (first, last) != release_span():
+            version = {"range": [first, last], "evidence": [f"the message's wording: torch {first} to {last}"]}
     return Answer(*answer[:-1], version) if version else answer
+
+
+def _by_release(sites: tuple, printed: list[str]) -> tuple:
+    """``sites`` with those whose ``versions`` hold the printed release(s) first (the rest in their order)."""
+    from explainer.facts import version_key
+
+    lo, hi = version_key(printed[0]), version_key(printed[-1])
+
+    def holds(r) -> bool:
+        vs = r.get("versions")
+        return not vs or version_key(vs[0]) <= hi and lo <= version_key(vs[1])
+
+    return tuple(sorted(sites, key=lambda r: not holds(r)))
 
 
 def matcher_of(index):

@@ -412,7 +412,8 @@ class LongTail:
         # what it is measured against
         thin = 0.3 * min(len(msg), len(first_line) or len(msg))
         for r, pieces, _words, most in self._site_rows(db, best):
-            if r.generic or (r.lit < 40 and most < thin):
+            label = is_label(pieces)
+            if r.generic or (r.lit < 40 and most < thin and not label):
                 continue
             got = fit(pieces, msg_q)
             if got is None:
@@ -425,7 +426,7 @@ class LongTail:
                 whole = fit(pieces, first_q)
                 if whole and whole[0] == "exact":
                     coverage = whole[1] / max(len(first_line), 1)
-            if not _passes(strength, lit, coverage, r.generic):
+            if not (label and strength == "exact" or _passes(strength, lit, coverage, r.generic)):
                 continue
             site_type = (r.x or "").rsplit(".", 1)[-1]
             # a C++ check raises RuntimeError or one of torch's own subclasses (torch.OutOfMemoryError ...)
@@ -436,7 +437,7 @@ class LongTail:
                 or (
                     site_type == "RuntimeError"
                     and want not in _BUILTIN_TYPES
-                    and r.o in ("binary", "source", "header", "gpu-source")
+                    and r.o in ("binary", "source", "header", "gpu-source", "cpp-source")
                 )
             )
             if (
@@ -455,7 +456,9 @@ class LongTail:
             backend = any(any(k in r.f for k in keys) for d, keys in _BACKENDS.items() if d not in devices)
             # a template that leaves most of the message to its holes ranks after those that say more of it
             key = (
-                0 if in_frames else 1,
+                # a Python raise site is the innermost frame of a traceback: one the paste's frames
+                # do not show ranks after the C++ sites (whose raise shows no frame of its own)
+                0 if in_frames else 2 if r.o == "python" and frame_files and not self.python_only else 1,
                 0 if r.f.split("/", 1)[0] in tops else 1,
                 r.generic,
                 0 if coverage >= 0.5 else 1,
@@ -606,6 +609,8 @@ class LongTail:
             "sites": sites,
             "kind": r["k"],
             "indexed_version": self.meta.get("torch_version"),
+            # the first and last release whose compiled libraries hold a C++ template's words
+            "versions": json.loads(r["vs"]) if r.get("vs") else None,
         }
         if r.get("gb"):
             gb = json.loads(r["gb"])
@@ -703,7 +708,22 @@ def _passes(strength: str, lit: int, coverage: float, generic: int) -> bool:
 def is_generic(pieces: list) -> bool:
     lits = [p for p in pieces if p is not HOLE]
     words = sum(len(_WORD.findall(p.lower())) for p in lits)
-    return literal_len(pieces) < 14 or words < 2
+    return (literal_len(pieces) < 14 or words < 2) and not is_label(pieces)
+
+
+def is_label(pieces: list) -> bool:
+    """A message that is a label and what a library reported: ``CUDA error: {}``, ``cuFFT error: {}``
+    (the hole holds the CUDA runtime's own words). Short, but it fits only a message that starts with
+    it, and it names where the words come from."""
+    if len(pieces) < 2 or pieces[0] is HOLE or pieces[1] is not HOLE:
+        return False
+    head = pieces[0].strip()
+    return (
+        head.endswith(":")
+        and len(head) >= 10
+        and len(_WORD.findall(head.lower())) >= 2
+        and all(p is HOLE or not _WORD.search(p) for p in pieces[2:])
+    )
 
 
 # -----------------------------------------------------------------------------------------------
@@ -958,7 +978,7 @@ class TorchHistory(LongTail):
             r,
             strength,
             sites,
-            origin=r["o"],  # python, or gpu-source: the CUDA/MPS code of a source release
+            origin=r["o"],  # python; gpu-source or cpp-source: the CUDA/MPS or other C++ code of a source release
             torch_version=r["v"],
             versions=json.loads(r["vs"]) if r.get("vs") else None,
             url=url,
@@ -982,6 +1002,27 @@ def _data_path(name: str, env: str) -> str | None:
         return None
 
     return _found(name, find)
+
+
+_GPU_DIRS = ("/cuda/", "/cudnn/", "/mps/", "/miopen/", "/hip/")
+_GPU_SUFFIXES = (".cu", ".cuh", ".mm")
+
+
+def is_gpu_file(rel: str) -> bool:
+    """CUDA, cuDNN, MPS (and ROCm) code, which no CPU build holds."""
+    return rel.endswith(_GPU_SUFFIXES) or (
+        rel.endswith((".cpp", ".cc", ".h", ".hpp")) and any(d in "/" + rel for d in _GPU_DIRS)
+    )
+
+
+def release_span() -> tuple[str, str] | None:
+    """The oldest and newest release whose libraries gave the C++ templates their ``versions``."""
+    lt = open_longtail(compile_ok=False)
+    releases = ((lt.meta.get("ranges_from") or {}).get("releases") or []) if lt is not None else []
+    if not releases:
+        return None
+    major, minor = releases[0].split(".")[:2]
+    return (f"{major}.{minor}.0", releases[-1])  # a range starts at its minor release's .0
 
 
 def open_torchhistory(*, compile_ok: bool = True) -> TorchHistory | None:

@@ -101,6 +101,7 @@ TAIL: dict[str, dict[str, Any]] = {  # texts, and the "strength" names by match 
         "frame": "the innermost frame of the paste inside {lib}",
         "code": "the line",
         "gpu": "torch {v} source: CUDA/MPS code, which the CPU build the long tail is made from does not hold",
+        "cpp": "torch {v} source, the line as of that release",
         "said": "what it says",
         "near": "a close wording, not word for word: another release of {lib} words it so",
         "others": "Also fits",
@@ -130,6 +131,7 @@ TAIL: dict[str, dict[str, Any]] = {  # texts, and the "strength" names by match 
         "frame": "报错调用栈里 {lib} 内部最深的那一帧",
         "code": "出错的那一行",
         "gpu": "torch {v} 源码：CUDA/MPS 代码，长尾索引所用的 CPU 版本里没有",
+        "cpp": "torch {v} 源码，行号以这个版本为准",
         "said": "它报的内容",
         "near": "措辞相近，但不是逐字相同：{lib} 的另一个版本是这样写的",
         "others": "也可能来自",
@@ -215,6 +217,8 @@ def raised_at_markdown(answer, *, lang: str, full: bool = True) -> str:
                 ver = T["paste"]
             elif r["origin"] == "gpu-source":
                 ver = T["gpu"].format(v=r["torch_version"])
+            elif r["origin"] == "cpp-source":
+                ver = T["cpp"].format(v=r["torch_version"])
             elif r["origin"] == "frame":
                 ver = T["frame"].replace("{lib}", r.get("library") or "?")
             elif r["origin"] == "source":
