@@ -95,18 +95,22 @@ def test_a_cuda_error_names_cs_check_and_its_releases():
 
 def test_a_message_only_older_releases_raise_gives_its_releases_and_a_version_range():
     """The TorchScript-era ONNX exporter (``symbolic_opset11.py``) is gone from the long tail's release."""
+    from explainer.facts import version_key
+
     answer = _explain("NotImplementedError: Unknown aten::arange signature taking 7 arguments.")
     site = answer.raised_at[0]
     assert site["origin"] == "python" and site["file"] == "torch/onnx/symbolic_opset11.py"
-    assert site["versions"] == ["1.9.0", "1.11.0"] and site["torch_version"] == "1.11.0"
+    assert site["versions"] == ["1.5.0", "1.11.0"] and site["torch_version"] == "1.11.0"
     assert site["url"].startswith("https://github.com/pytorch/pytorch/blob/v1.11.0/")
-    assert answer.torch_version["range"] == ["1.9.0", "1.11.0"]
+    # every site's releases together (another site of the words reaches back to an older release)
+    lo, hi = answer.torch_version["range"]
+    assert hi == "1.11.0" and version_key(lo) <= version_key("1.5.0")
     assert "wording" in answer.torch_version["evidence"][0]
     from explainer.knowledge.index import open_index
     from explainer.render.markdown import raised_at_markdown
 
     md = raised_at_markdown(answer, lang="both")
-    assert "torch 1.9.0 to 1.11.0" in md and "torch 1.9.0 到 1.11.0" in md
+    assert "torch 1.5.0 to 1.11.0" in md and "torch 1.5.0 到 1.11.0" in md
     assert open_index() is not None
 
 
@@ -135,3 +139,22 @@ def test_self_retrieval_over_a_sample_of_the_history():
         if not got or "".join((got[0]["template"] or "").split()).lower() != "".join(r["t"].split()).lower():
             misses.append(r["t"][:80])
     assert 1 - len(misses) / len(sample) >= 0.98, misses[:10]
+
+
+def test_the_way_c10_wraps_a_cpp_error_dates_the_paste():
+    """ "Exception raised from F at P:L (most recent call first)" is written from the release whose
+    libraries first hold it (measured: 1.6.0); the older "msg (F at P:L)" before it."""
+    meta, _ = read_data(DATA)
+    since = meta["wordings"]["Exception raised from {} at {} (most recent call first)"]
+    assert since == ["1.6.0", "2.15.0"]
+    old = _explain(
+        "RuntimeError: sparse tensors do not have is_contiguous (is_contiguous at "
+        "/opt/conda/work/aten/src/ATen/SparseTensorImpl.cpp:55)"
+    )
+    assert old.raised_at[0]["file"] == "aten/src/ATen/SparseTensorImpl.cpp"
+    assert old.torch_version["range"] == ["1.0.0", "1.5.1"]
+    new = _explain(
+        "RuntimeError: widget frobnication failed\nException raised from frob at "
+        "/pytorch/aten/src/ATen/native/Frob.cpp:12 (most recent call first):\nframe #0: c10::Error::Error()"
+    )
+    assert new.torch_version["range"] == ["1.6.0", "2.15.0"]

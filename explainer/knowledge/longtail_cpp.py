@@ -448,8 +448,11 @@ def _string_macros(code: str) -> dict[str, list[str]]:
     return out
 
 
+_ERROR_REPORT = re.compile(r"\bthrow\s*(\()?\s*ErrorReport\s*\(")
+
+
 def cpp_sites(text: str, rel: str, version: str, origin: str, exact_line: bool) -> list[dict]:
-    if not _SITE.search(text):
+    if not _SITE.search(text) and "ErrorReport" not in text:
         return []
     spliced, starts = _splice(text)
     code = _blank(spliced)
@@ -526,6 +529,42 @@ def cpp_sites(text: str, rel: str, version: str, origin: str, exact_line: bool) 
                 },
             )
         )
+    for m in _ERROR_REPORT.finditer(code):  # TorchScript: throw ErrorReport(range) << "..." << x;
+        parsed = _args(code, m.end() - 1)
+        end = _statement_end(code, m.start()) if parsed else -1
+        if not parsed or end < 0:
+            continue
+        chain = code[parsed[1] : end].strip()
+        if m.group(1):  # throw(ErrorReport(...) << ...): the closing parenthesis of throw(
+            chain = chain[:-1] if chain.endswith(")") else chain
+        if not chain.startswith("<<"):
+            continue
+        pieces = []
+        for x in _split_shift(chain[2:]):
+            pieces += cpp_pieces(x)
+        pieces = tidy(pieces)
+        if not pieces or literal_len(pieces) < 3:
+            continue
+        line = bisect.bisect_right(starts, m.start())
+        sites.append(
+            (
+                m.start(),
+                {
+                    "t": to_text(pieces),
+                    "k": "error",
+                    "x": "RuntimeError",
+                    "f": rel,
+                    "l": line if exact_line else None,
+                    "fn": "",
+                    "c": "",
+                    "m": "ErrorReport",
+                    "o": origin,
+                    "v": version,
+                    "op": "",
+                },
+            )
+        )
+    sites.sort(key=lambda s: s[0])
     if sites:
         funcs = _functions(code, sites[-1][0])
         for pos, rec in sites:

@@ -1,10 +1,10 @@
 """Build ``data/torchhistory.jsonl.gz``: the Python raise sites of the torch releases people run, besides
 the one the long tail is built from (``data/longtail-*.jsonl.gz``).
 
-For each release of :data:`RELEASES` (every other minor release from 1.9 to the current one), the ``.py``
+For each release of :data:`RELEASES` (every other minor release from 1.1 to the current one), the ``.py``
 members of its macOS arm64 wheel on the package index (the smallest wheel of a release; the Python
-sources are the same on every platform) are read by range requests and go through the long tail's
-extractor (:func:`explainer.knowledge.longtail_build.python_sites`). A site is one record however many
+sources are the same on every platform; before 1.9, which has none, its Linux wheel) are read by
+range requests and go through the long tail's extractor (:func:`explainer.knowledge.longtail_build.python_sites`). A site is one record however many
 releases raise it (a template in a file): kept at the newest release that has it (its line,
 function and condition are that release's), with ``vs`` = the first and last indexed release that
 raise it. Templates the long tail's own release raises from the same file are left out (the long tail
@@ -40,7 +40,7 @@ from explainer.facts import version_key
 from explainer.knowledge.longtail_build import _PY_SKIP, python_sites
 from explainer.match.longtail import is_gpu_file
 
-RELEASES = (  # every other minor release: 2.14.1 adds 112 sites to 2.15.0's 17 838 (0.6 %), measured
+RELEASES = (  # every other minor release from 1.1: 2.14.1 adds 112 sites to 2.15.0's 17 837 (0.6 %), measured
     "2.15.0",
     "2.14.1",
     "2.12.1",
@@ -53,6 +53,10 @@ RELEASES = (  # every other minor release: 2.14.1 adds 112 sites to 2.15.0's 17 
     "1.13.1",
     "1.11.0",
     "1.9.0",
+    "1.7.1",
+    "1.5.1",
+    "1.3.1",
+    "1.1.0",
 )
 SIMPLE = "https://pypi.org/simple/torch/"
 # source releases whose C++ (CPU, CUDA, cuDNN and MPS code) gives the templates of their messages:
@@ -69,6 +73,9 @@ SOURCES = (
         "d0355588b8528566d477e6ebf1b4d9d036a6fd75711339f66b27472ce5879dc7",
     ),
 )
+# what c10 writes around a C++ error's message in some releases only: the releases whose libraries
+# hold it are measured, not recalled
+WORDINGS = ("Exception raised from {} at {} (most recent call first)",)
 _CPP_ORIGINS = ("header", "source", "binary", "gpu-source", "cpp-source")
 
 
@@ -77,22 +84,25 @@ def _wanted(name: str) -> bool:
 
 
 def wheel_files(releases=RELEASES) -> dict[str, dict]:
-    """release -> the index's macOS arm64 wheel of it (file name, URL, sha256)."""
+    """release -> the index's macOS arm64 wheel of it (file name, URL, sha256); before 1.9, which has
+    none, its Linux x86_64 wheel (the Python sources are the same on every platform)."""
     req = urllib.request.Request(SIMPLE, headers={"Accept": "application/vnd.pypi.simple.v1+json"})
     with urllib.request.urlopen(req, timeout=120) as r:
         files = json.load(r)["files"]
     out = {}
     for v in releases:
-        mine = sorted(
-            f["filename"]
-            for f in files
-            if re.match(
-                rf"torch-{re.escape(v)}(?:-\d+)?-cp\d+-(?:none|cp\d+)-macosx_\d+_\d+_arm64\.whl$", f["filename"]
+        for platform in (r"(?:none|cp\d+)-macosx_\d+_\d+_arm64", r"cp\d+m?-manylinux1_x86_64"):
+            mine = sorted(
+                f["filename"]
+                for f in files
+                if re.match(rf"torch-{re.escape(v)}(?:-\d+)?-cp\d+-{platform}\.whl$", f["filename"])
             )
-        )
-        if not mine:
-            raise RuntimeError(f"torch {v}: no macOS arm64 wheel on the index")
-        f = next(f for f in files if f["filename"] == mine[0])
+            if mine:
+                break
+        else:
+            raise RuntimeError(f"torch {v}: no macOS arm64 or Linux x86_64 wheel on the index")
+        name = mine[0] if "macosx" in mine[0] else mine[-1]  # a Linux wheel of a Python 3 tag
+        f = next(f for f in files if f["filename"] == name)
         out[v] = {"file": f["filename"], "url": f["url"], "sha256": f.get("hashes", {}).get("sha256")}
     return out
 
@@ -235,10 +245,15 @@ def build(
     cpp_list = list(cpp.values())
     current_cpp = [i for i, r in enumerate(current_records) if r["o"] in _CPP_ORIGINS]
     ranges = torchbinaries.ranges(
-        [from_text(r["t"]) for r in cpp_list] + [from_text(current_records[i]["t"]) for i in current_cpp],
+        [from_text(r["t"]) for r in cpp_list]
+        + [from_text(current_records[i]["t"]) for i in current_cpp]
+        + [from_text(w) for w in WORDINGS],
         rels,
         cache or Path("/tmp/tbx-torch-binaries"),
     )
+    # the releases of what c10 writes around every C++ error (see explainer.match.longtail.wording_era)
+    meta["wordings"] = dict(zip(WORDINGS, ranges[len(ranges) - len(WORDINGS) :]))
+    ranges = ranges[: len(ranges) - len(WORDINGS)]
     kept = 0
     for r, vs in zip(cpp_list, ranges):
         if vs is None and r["o"] == "cpp-source":

@@ -110,6 +110,16 @@ def _on_a_gpu(parsed: Parsed) -> bool:
     return bool(_GPU_WORD.search(text[:20000].lower()))
 
 
+def with_cpp_site(parsed: Parsed) -> str:
+    """The message with the line where c10 names the C++ site (``Exception raised from F at P:L (most
+    recent call first):``), which the parser keeps as a signal, not as part of the message."""
+    msg = parsed.message or ""
+    for sig in parsed.signals:
+        if sig.kind == "cpp_frame" and sig.text.lstrip().startswith("Exception raised from "):
+            return f"{msg}\n{sig.text.strip()}"
+    return msg
+
+
 def _cpu_only(site: dict) -> dict:
     """A site group without the CUDA/MPS copies among its other sites."""
     from explainer.match.longtail import is_gpu_file
@@ -140,6 +150,7 @@ def raised_at(parsed: Parsed, budget: Budget | None = None, *, compile_ok: bool 
         # the Hub, vLLM, ...): word for word first in all three, then a close wording in all three
         tails = (open_longtail, open_torchhistory, open_libsites)
         opened: list = []
+        message = with_cpp_site(parsed)
         for close in (False, True) if near else (False,):
             for i, opener in enumerate(tails):
                 if budget is not None and budget.spent():
@@ -147,7 +158,7 @@ def raised_at(parsed: Parsed, budget: Budget | None = None, *, compile_ok: bool 
                 if len(opened) <= i:
                     opened.append(opener(compile_ok=compile_ok))  # type: ignore[operator]  # three openers, one signature
                 tail = opened[i]
-                found = tuple(tail.lookup(parsed.message, parsed.exc_type, parsed.frames, near=close)) if tail else ()
+                found = tuple(tail.lookup(message, parsed.exc_type, parsed.frames, near=close)) if tail else ()
                 if (
                     found
                     and not all(r.get("origin") == "gpu-source" for r in found)
@@ -198,6 +209,11 @@ def explain_text(text: str, index, *, top: int = 3, budget: float | Budget | Non
         last = max((r["versions"][1] for r in answer.raised_at), key=version_key)
         if (first, last) != release_span():
             version = {"range": [first, last], "evidence": [f"the message's wording: torch {first} to {last}"]}
+    message = with_cpp_site(answer.parsed)
+    if version is None and " at " in message:
+        from explainer.match.longtail import wording_era
+
+        version = wording_era(message)
     return Answer(*answer[:-1], version) if version else answer
 
 

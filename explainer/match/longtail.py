@@ -43,6 +43,11 @@ _ASSERT_AT = Lazy(r'INTERNAL ASSERT FAILED at "([^"\n]{1,400})":(\d{1,7})')
 _THC_CHECK = Lazy(r"THCudaCheck FAIL file=(\S{1,400}?) line=(\d{1,7})")
 # a C file and line in a message: one bounded run of path characters, ended by the ":"
 _C_AT = Lazy(r"\bat ((?:[A-Za-z]:)?[\w./\\-]{1,300}\.(?:cu|cuh|c|cc|cpp|h)):(\d{1,7})\b")
+# torch <= 1.4 appended the raising function, file and line to the message: "... (is_contiguous at
+# /pytorch/aten/src/ATen/SparseTensorImpl.cpp:55)", "(operator () at ..\\aten\\src\\...\\qconv_prepack.cpp:264)"
+_OLD_AT = Lazy(
+    r" \(((?:[\w:~]{1,200})|operator \(\)) at ((?:[A-Za-z]:)?[\w./\\-]{1,300}\.(?:cu|cuh|c|cc|cpp|h|hpp|mm)):(\d{1,7})\)"
+)
 _GB_URL = Lazy(r"compile-graph-break-site/gb/(gb\d{4})\.html", re.I)
 _BUILD_PREFIX = Lazy(r"^.*?(?<![A-Za-z_])(?=(?:aten|c10|torch|caffe2)/)")
 _MIRRORS = (
@@ -191,6 +196,9 @@ def fit(pieces: list, msg: str) -> tuple[str, int] | None:
             anchored = j == 0
         elif i == last:
             j = msg.rfind(p, pos)
+            if j < 0 and len(p) <= 2 and not any(c.isalnum() for c in p) and pos > 0 and pos < len(msg):
+                # a closing quote or backtick the paste lost ("when calling `cusolverDnCreate(handle)")
+                return "exact", matched
         else:
             j = msg.find(p, pos)
         if j < 0:
@@ -229,6 +237,11 @@ def strip_suffixes(message: str) -> tuple[str, dict | None]:
     )
     if m and _BUILD_PREFIX.search(m.group(1).replace("\\", "/")):  # a path inside torch's own tree
         site = {"function": "", "file": _repo_path(m.group(1)), "line": int(m.group(2))}
+        message = message[: m.start()] + message[m.end() :]
+    m = site is None and " at " in message and _OLD_AT.search(message[:4000])
+    if m and _BUILD_PREFIX.search(m.group(2).replace("\\", "/")):
+        fn = "" if m.group(1) == "operator ()" else m.group(1)
+        site = {"function": fn, "file": _repo_path(m.group(2)), "line": int(m.group(3))}
         message = message[: m.start()] + message[m.end() :]
     return message.strip(), site
 
@@ -1019,10 +1032,43 @@ def release_span() -> tuple[str, str] | None:
     """The oldest and newest release whose libraries gave the C++ templates their ``versions``."""
     lt = open_longtail(compile_ok=False)
     releases = ((lt.meta.get("ranges_from") or {}).get("releases") or []) if lt is not None else []
-    if not releases:
+    return (_minor0(releases[0]), releases[-1]) if releases else None  # a range starts at its minor's .0
+
+
+def wording_era(message: str) -> dict | None:
+    """The releases the way c10 wraps a C++ error reads as: ``Exception raised from F at P:L (most
+    recent call first)`` (written from the release the history's libraries first hold it in), or
+    the older ``msg (F at P:L)`` (written before it); measured by
+    :mod:`explainer.knowledge.torchhistory_build` (its meta's ``wordings``). None for neither."""
+    new = "Exception raised from " in message and _RAISED_FROM.search(message)
+    old = not new and " at " in message and _OLD_AT.search(message[:4000])
+    if not new and not (old and _BUILD_PREFIX.search(old.group(2).replace("\\", "/"))):
         return None
-    major, minor = releases[0].split(".")[:2]
-    return (f"{major}.{minor}.0", releases[-1])  # a range starts at its minor release's .0
+    lt, history = open_longtail(compile_ok=False), open_torchhistory(compile_ok=False)
+    releases = ((lt.meta.get("ranges_from") or {}).get("releases") or []) if lt is not None else []
+    since = ((history.meta.get("wordings") or {}) if history is not None else {}).get(
+        "Exception raised from {} at {} (most recent call first)"
+    )
+    if not since or not releases or since[0] not in [_minor0(v) for v in releases]:
+        return None
+    first = [_minor0(v) for v in releases].index(since[0])
+    if new:
+        return {
+            "range": since,
+            "evidence": [f"'Exception raised from ... (most recent call first)': torch {since[0]} and later"],
+        }
+    if first == 0:
+        return None
+    before = releases[first - 1]
+    return {
+        "range": [_minor0(releases[0]), before],
+        "evidence": [f"the message ends '(function at file:line)': torch {before} and older write it so"],
+    }
+
+
+def _minor0(version: str) -> str:
+    major, minor = version.split(".")[:2]
+    return f"{major}.{minor}.0"
 
 
 def open_torchhistory(*, compile_ok: bool = True) -> TorchHistory | None:
