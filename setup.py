@@ -42,6 +42,7 @@ class BuildWithIndex(build_py):
             compile_index(records, meta, str(data / f"{name}.sqlite"))
         shutil.copy2(HERE / "data" / "facts.json", data / "facts.json")  # packages, pins, drivers
         shutil.copy2(HERE / "data" / "names.json.gz", data / "names.json.gz")  # libraries' names per release
+        shutil.copy2(HERE / "data" / "torchasserts.json.gz", data / "torchasserts.json.gz")  # asserts per release
 
 
 setup(cmdclass={"build_py": BuildWithIndex})

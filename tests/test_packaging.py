@@ -92,6 +92,7 @@ def test_wheel_built_from_the_sdist_ships_the_index_and_no_top_level_api(artifac
         "explainer/_data/names.json.gz",
         "explainer/_data/libsites.sqlite",
         "explainer/_data/torchhistory.sqlite",
+        "explainer/_data/torchasserts.json.gz",
     } <= set(names)
 
 

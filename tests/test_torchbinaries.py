@@ -52,3 +52,12 @@ def test_a_template_gets_the_releases_whose_libraries_hold_its_words():
 def test_a_piece_cut_inside_a_word_is_still_found():
     t = tb.ReleaseTexts("2.0.1", ["expected scalar type Float but found Half"])
     assert t.holds("pected scalar type") and t.holds("but found") and not t.holds("but found Double")
+
+
+def test_literals_a_check_wrote_apart_are_found_apart():
+    """``TORCH_CHECK(ok, "The MPS backend is supported on MacOS 13.0+.", "Current OS version ...")``: the
+    template joins them, the library holds two strings."""
+    t = tb.ReleaseTexts("2.6.0", ["The MPS backend is supported on MacOS 13.0+.", "Current OS version can be queried"])
+    pieces = ["The MPS backend is supported on MacOS 13.0+.Current OS version can be queried"]
+    assert tb.releases_of(pieces, [t]) == ["2.6.0", "2.6.0"]
+    assert tb.releases_of(["The MPS backend is supported on MacOS 13.0+.Current OS version is gone"], [t]) is None

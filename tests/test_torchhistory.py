@@ -158,3 +158,27 @@ def test_the_way_c10_wraps_a_cpp_error_dates_the_paste():
         "/pytorch/aten/src/ATen/native/Frob.cpp:12 (most recent call first):\nframe #0: c10::Error::Error()"
     )
     assert new.torch_version["range"] == ["1.6.0", "2.15.0"]
+
+
+def test_a_pasted_internal_assert_is_dated_by_its_file_and_line():
+    """The libraries name each internal assert's file and line (1.6 on): the releases that have one at
+    the pasted place are the paste's. MPS's ``[srcBuf length] > 0`` sat at OperationUtils.mm:283 in
+    the 2.0 build only (measured in the wheels' strings)."""
+    from explainer.match.longtail import assert_releases
+
+    assert assert_releases("aten/src/ATen/native/mps/OperationUtils.mm", 283) == ["2.0.0", "2.0.1"]
+    assert assert_releases("aten/src/ATen/native/mps/OperationUtils.mm", 282) is None
+    assert assert_releases("no/such/file.cpp", 1) is None
+    answer = _explain(
+        'RuntimeError: [srcBuf length] > 0 INTERNAL ASSERT FAILED at "/Users/runner/work/pytorch/pytorch/'
+        'pytorch/aten/src/ATen/native/mps/OperationUtils.mm":283, please report a bug to PyTorch. '
+        "Placeholder tensor is empty!"
+    )
+    site = answer.raised_at[0]
+    assert (site["file"], site["line"], site["versions"]) == (
+        "aten/src/ATen/native/mps/OperationUtils.mm",
+        283,
+        ["2.0.0", "2.0.1"],
+    )
+    assert answer.torch_version["range"] == ["2.0.0", "2.0.1"]
+    assert "internal assert" in answer.torch_version["evidence"][0]

@@ -174,13 +174,25 @@ class ReleaseTexts:
         return any(piece in self.strings[i] for i in self.postings.get(rarest, ()))
 
 
+_JOINED = re.compile(r"(?<=[.:;!?])(?=[A-Z`'\"])")  # "...13.0+.Current OS ...": two literals the source wrote apart
+
+
+def _held(texts: ReleaseTexts, piece: str) -> bool:
+    """The piece is in the release's strings, whole or as the literals it was joined from (adjacent
+    string arguments of one check, ``"... 13.0+.", "Current OS ..."``, are two strings in a library)."""
+    if texts.holds(piece):
+        return True
+    parts = [p.strip() for p in _JOINED.split(piece)]
+    return len(parts) > 1 and all(texts.holds(p) for p in parts if len(p) >= MIN_PIECE and " " in p)
+
+
 def releases_of(pieces, texts: list[ReleaseTexts]) -> list[str] | None:
     """``[first, last]``: the oldest and newest release whose libraries hold the template's pieces
     (``texts`` oldest first), or None when none does or the template has no piece to look for."""
     need = significant(pieces)
     if not need:
         return None
-    having = [t.version for t in texts if all(t.holds(p) for p in need)]
+    having = [t.version for t in texts if all(_held(t, p) for p in need)]
     return [having[0], having[-1]] if having else None
 
 
@@ -198,7 +210,7 @@ def ranges(templates: list[list], releases: list[dict], cache: Path, log=None) -
         texts = ReleaseTexts(rel["version"], sorted(strings))
         held = 0
         for i, pieces in enumerate(need):
-            if pieces and all(texts.holds(p) for p in pieces):
+            if pieces and all(_held(texts, p) for p in pieces):
                 first[i] = first[i] or rel["version"]
                 last[i] = rel["version"]
                 held += 1
@@ -211,6 +223,38 @@ def minor_floor(version: str) -> str:
     patch release of each minor release is read; a patch release seldom changes a message)."""
     major, minor = version.split(".")[:2]
     return f"{major}.{minor}.0"
+
+
+# what c10 writes for a failed TORCH_INTERNAL_ASSERT, file and line compiled in (torch 1.6 on)
+_ASSERT_AT = re.compile(r'INTERNAL ASSERT FAILED at "?([^"]{1,400}?)"?:(\d{1,7}), please report a bug to PyTorch')
+
+
+def asserts(releases: list[dict], cache: Path) -> dict:
+    """Where each release's internal asserts are (their strings name the file and line): ``{"releases":
+    [...], "files": {repo path: "dline:first:last dline:first:last ..."}}``, lines delta-encoded in
+    order, first and last the indexes of the releases that have an assert at that line."""
+    from explainer.match.longtail import repo_path
+
+    rels = sorted(releases, key=lambda r: version_key(r["version"]))
+    at: dict[tuple[str, int], list[int]] = {}
+    for i, rel in enumerate(rels):
+        for w in rel["wheels"]:
+            for s in wheel_strings(w, cache):
+                if "INTERNAL ASSERT FAILED at" in s:
+                    m = _ASSERT_AT.search(s)
+                    if m:
+                        span = at.setdefault((repo_path(m.group(1)), int(m.group(2))), [i, i])
+                        span[0], span[1] = min(span[0], i), max(span[1], i)
+    files: dict[str, list[str]] = {}
+    last: dict[str, int] = {}
+    for (file, line), (a, b) in sorted(at.items()):
+        files.setdefault(file, []).append(f"{line - last.get(file, 0)}:{a}:{b}")
+        last[file] = line
+    return {
+        "releases": [r["version"] for r in rels],
+        "wheels": [w for r in rels for w in r["wheels"]],
+        "files": {f: " ".join(v) for f, v in sorted(files.items())},
+    }
 
 
 def load(releases: list[dict], cache: Path, log=lambda s: print(s, file=sys.stderr)) -> list[ReleaseTexts]:

@@ -19,7 +19,9 @@ tail's own release does not raise the same words from the same file. Every C++ t
 tail's own included, gets its releases from the compiled libraries of every minor release from 1.0
 on (:mod:`explainer.knowledge.torchbinaries`): ``vs`` = the first and last release whose libraries
 hold its words. A ``cpp-source`` site that no release's libraries hold is dropped (code no build
-people run compiles). The long tail's data file gets its records' ``vs`` written in place (its
+people run compiles). Beside it, ``data/torchasserts.json.gz``: the file and line of every internal
+assert those libraries name (1.6 on), with the releases that have one there, which date a pasted
+``INTERNAL ASSERT FAILED at "file":line``. The long tail's data file gets its records' ``vs`` written in place (its
 ``meta.ranges_from`` says so), so rebuild it first. Rebuild::
 
     python -m explainer.knowledge.torchhistory_build        # writes data/torchhistory.jsonl.gz
@@ -28,6 +30,7 @@ people run compiles). The long tail's data file gets its records' ``vs`` written
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import re
@@ -266,6 +269,11 @@ def build(
     records = [dict(r, vs=span[k]) if k in span else r for k, r in newest.items()]
     records.sort(key=lambda r: (r["f"], r["l"] or 0, r["t"], r["v"]))
     write_data(out, meta, records)
+    asserts_out = out.with_name("torchasserts.json.gz")
+    with open(asserts_out, "wb") as f, gzip.GzipFile(fileobj=f, mode="wb", mtime=0, filename="") as gz:
+        found_asserts = torchbinaries.asserts(rels, cache or Path("/tmp/tbx-torch-binaries"))
+        gz.write(json.dumps(found_asserts, sort_keys=True, separators=(",", ":")).encode())
+    print(f"{asserts_out}: the internal asserts of {len(found_asserts['files'])} files", file=sys.stderr)
     if current is not None:
         range_of = {i: vs for i, vs in zip(current_cpp, ranges[len(cpp_list) :]) if vs}
         for i, r in enumerate(current_records):

@@ -208,7 +208,13 @@ def explain_text(text: str, index, *, top: int = 3, budget: float | Budget | Non
         first = min((r["versions"][0] for r in answer.raised_at), key=version_key)
         last = max((r["versions"][1] for r in answer.raised_at), key=version_key)
         if (first, last) != release_span():
-            version = {"range": [first, last], "evidence": [f"the message's wording: torch {first} to {last}"]}
+            first_site: dict = next(iter(answer.raised_at))
+            why = (
+                f"an internal assert at {first_site['file']}:{first_site['line']}"
+                if first_site.get("origin") == "paste"
+                else "the message's wording"
+            )
+            version = {"range": [first, last], "evidence": [f"{why}: torch {first} to {last}"]}
     message = with_cpp_site(answer.parsed)
     if version is None and " at " in message:
         from explainer.match.longtail import wording_era

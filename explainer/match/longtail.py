@@ -399,6 +399,10 @@ class LongTail:
                             "url": None,
                             "strength": "exact",
                             "sites": 1,
+                            # an internal assert's file and line: the releases that have one there
+                            "versions": assert_releases(named["file"], named["line"])
+                            if "INTERNAL ASSERT FAILED at" in head
+                            else None,
                         },
                     )
                 )
@@ -514,7 +518,16 @@ class LongTail:
             if common < NEAR_SHARE * len(tpl_words) or extra > 3 * holes + max(2, len(msg_words) // 5):
                 continue
             site_type = (r.x or "").rsplit(".", 1)[-1]
-            if want and site_type and site_type != want and want in _BUILTIN_TYPES and site_type in _BUILTIN_TYPES:
+            if (
+                want
+                and site_type
+                and site_type != want
+                and want in _BUILTIN_TYPES
+                and site_type in _BUILTIN_TYPES
+                # another release may raise a C++ check's words with another macro (TORCH_CHECK, later
+                # TORCH_CHECK_TYPE): a RuntimeError still fits
+                and (r.o == "python" or self.python_only or want != "RuntimeError")
+            ):
                 continue
             in_frames = any(ff.endswith(r.f) for ff in frame_files) if r.f else False
             key = (2, 0 if in_frames else 1, -round(common / len(tpl_words), 2), -len(tpl_words), r.f, r.l or 0)
@@ -999,7 +1012,7 @@ class TorchHistory(LongTail):
         )
 
 
-def _data_path(name: str, env: str) -> str | None:
+def _data_path(name: str, env: str, suffixes=(".jsonl.gz", ".sqlite")) -> str | None:
     """A shipped data file of the checkout (``NAME.jsonl.gz``) or of the package (its compiled
     ``NAME.sqlite``); ``env`` overrides."""
     if os.environ.get(env):
@@ -1008,7 +1021,7 @@ def _data_path(name: str, env: str) -> str | None:
     def find() -> str | None:
         from explainer.paths import data_dir
 
-        for candidate in (f"{name}.jsonl.gz", f"{name}.sqlite"):
+        for candidate in (name + suffix for suffix in suffixes):
             path = os.path.join(data_dir(), candidate)
             if os.path.exists(path):
                 return path
@@ -1033,6 +1046,36 @@ def release_span() -> tuple[str, str] | None:
     lt = open_longtail(compile_ok=False)
     releases = ((lt.meta.get("ranges_from") or {}).get("releases") or []) if lt is not None else []
     return (_minor0(releases[0]), releases[-1]) if releases else None  # a range starts at its minor's .0
+
+
+_ASSERTS: dict = {}  # the internal-assert index, read on first use (only a pasted assert asks)
+
+
+def assert_releases(file: str, line: int) -> list[str] | None:
+    """``[first, last]``: the releases whose libraries have an internal assert at ``file``:``line``
+    (``data/torchasserts.json.gz``, built by :mod:`explainer.knowledge.torchhistory_build`), or None."""
+    if "data" not in _ASSERTS:
+        import gzip
+
+        path = _data_path("torchasserts", "TBX_TORCHASSERTS", suffixes=(".json.gz",))
+        try:
+            with gzip.open(path, "rb") if path else open(os.devnull, "rb") as f:
+                _ASSERTS["data"] = json.loads(f.read() or b"{}")
+        except (OSError, ValueError):
+            _ASSERTS["data"] = {}
+    data = _ASSERTS["data"]
+    encoded = (data.get("files") or {}).get(file)
+    if not encoded:
+        return None
+    at = 0
+    for row in encoded.split(" "):
+        delta, first, last = row.split(":")
+        at += int(delta)
+        if at == line:
+            return [_minor0(data["releases"][int(first)]), data["releases"][int(last)]]
+        if at > line:
+            return None
+    return None
 
 
 def wording_era(message: str) -> dict | None:
