@@ -448,11 +448,12 @@ def _string_macros(code: str) -> dict[str, list[str]]:
     return out
 
 
+_AUTOGRAD_ERROR = re.compile(r"(?:[:,]|\bnew)\s*(?:torch::autograd::)?Error\s*\(")
 _ERROR_REPORT = re.compile(r"\bthrow\s*(\()?\s*ErrorReport\s*\(")
 
 
 def cpp_sites(text: str, rel: str, version: str, origin: str, exact_line: bool) -> list[dict]:
-    if not _SITE.search(text) and "ErrorReport" not in text:
+    if not _SITE.search(text) and "ErrorReport" not in text and "Error(" not in text:
         return []
     spliced, starts = _splice(text)
     code = _blank(spliced)
@@ -529,6 +530,16 @@ def cpp_sites(text: str, rel: str, version: str, origin: str, exact_line: bool) 
                 },
             )
         )
+    for m in _AUTOGRAD_ERROR.finditer(code) if "/autograd/" in rel else ():
+        # an autograd Error node (NotImplemented : Error("derivative for " + fn + " is not
+        # implemented")) raises its message when the backward pass reaches it
+        parsed = _args(code, m.end() - 1)
+        pieces = tidy(cpp_pieces(parsed[0][0])) if parsed and parsed[0] else []
+        if not pieces or literal_len(pieces) < 8:
+            continue
+        line = bisect.bisect_right(starts, m.start())
+        rec = {"t": to_text(pieces), "k": "error", "x": "RuntimeError", "f": rel, "l": line if exact_line else None}
+        sites.append((m.start(), {**rec, "fn": "", "c": "", "m": "Error", "o": origin, "v": version, "op": ""}))
     for m in _ERROR_REPORT.finditer(code):  # TorchScript: throw ErrorReport(range) << "..." << x;
         parsed = _args(code, m.end() - 1)
         end = _statement_end(code, m.start()) if parsed else -1
