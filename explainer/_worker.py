@@ -64,6 +64,9 @@ def unmet(requirement: str) -> str | None:
         return "needs a CUDA build of torch on a machine whose NVIDIA driver is older than that build's CUDA"
     if requirement == "cuda":
         return None if torch.cuda.is_available() else "needs a CUDA GPU"
+    if requirement == "cpu-build":  # what a CPU-only build raises (a CUDA build without a GPU says otherwise)
+        built = torch.version.cuda or getattr(torch.version, "hip", None)
+        return None if not built else f"needs a CPU-only build of torch (this {torch.__version__} is built for a GPU)"
     if requirement == "multi-gpu":
         return None if torch.cuda.is_available() and torch.cuda.device_count() > 1 else "needs two or more CUDA GPUs"
     if requirement == "mps":

@@ -269,6 +269,32 @@ def test_verifier_catches_a_broken_fix_and_a_wrong_message(tmp_path, worker):
     assert res.status == "fail" and "timed out" in res.reason
 
 
+def test_on_another_release_a_first_reproducer_may_show_any_of_the_entrys_wordings():
+    """torch 2.13 warns "Starting in PyTorch 2.9, calling checkpoint ...", 2.15 "In a future release,
+    calling checkpoint ...": both are patterns of the entry; the first must match on the entry's own
+    release (the first of torch_verified), any one on another."""
+    from dataclasses import replace
+
+    from explainer.knowledge import verify
+
+    entry = read_entry(KB / "checkpoint-use-reentrant-warning.md")
+    repro = entry.repros[0]
+    later = entry.meta["patterns"][1].replace("\\", "")
+    res = {"status": "ok", "exc": None, "warnings": [{"category": "UserWarning", "message": later, "file": "x.py"}]}
+    own = replace(entry, meta={**entry.meta, "torch_verified": [_installed_torch(), "2.15.0"]})
+    other = replace(entry, meta={**entry.meta, "torch_verified": ["1.0.0"]})
+    assert verify.check(own, own.repros[0], res)[0] == "fail"
+    assert verify.check(other, other.repros[0], res)[0] == "pass"
+    nothing = dict(res, warnings=[{"category": "UserWarning", "message": "something else", "file": "x.py"}])
+    assert verify.check(other, repro, nothing)[0] == "fail"
+
+
+def _installed_torch() -> str:
+    from importlib.metadata import version
+
+    return version("torch").split("+", 1)[0]
+
+
 @pytest.mark.slow
 def test_snippets_run_with_their_own_future_flags(worker):
     """A snippet is compiled as its own module: the worker's `from __future__ import annotations`

@@ -198,6 +198,10 @@ def build(
     newest: dict[tuple, dict] = {}
     span: dict[tuple, list[str]] = {}  # the first and last release of every Python site, the long tail's too
     if python_from is not None:
+        if current_records and not any(r.get("vs") for r in current_records if r["o"] == "python"):
+            raise SystemExit(
+                f"{current} has no Python ranges (a fresh `tbx longtail build`): build without --python-from"
+            )
         old_meta, old = read_data(python_from)
         meta["releases"] = old_meta["releases"]
         for r in old:
