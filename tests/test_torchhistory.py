@@ -111,6 +111,9 @@ def test_a_message_only_older_releases_raise_gives_its_releases_and_a_version_ra
 
     md = raised_at_markdown(answer, lang="both")
     assert "torch 1.5.0 to 1.11.0" in md and "torch 1.5.0 到 1.11.0" in md
+    # no indexed release after 1.11 raises it: said in both languages
+    assert "no indexed release after torch 1.11.0 raises it (the newest is 2.15.0)" in md
+    assert "torch 1.11.0 之后都不再这样报错" in md
     assert open_index() is not None
 
 

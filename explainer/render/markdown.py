@@ -98,6 +98,8 @@ TAIL: dict[str, dict[str, Any]] = {  # texts, and the "strength" names by match 
         "exact": "torch {v}",
         "paste": "named by the paste itself",
         "versions": "releases that raise this wording: torch {first} to {last} (of those indexed)",
+        "gone": "no indexed release after torch {last} raises it (the newest is {newest}): the code that raised "
+        "it changed after {last}",
         "frame": "the innermost frame of the paste inside {lib}",
         "code": "the line",
         "gpu": "torch {v} source: CUDA/MPS code, which the CPU build the long tail is made from does not hold",
@@ -128,6 +130,7 @@ TAIL: dict[str, dict[str, Any]] = {  # texts, and the "strength" names by match 
         "exact": "torch {v}",
         "paste": "报错信息里自带的位置",
         "versions": "会这样报错的版本：torch {first} 到 {last}（在已索引的版本里）",
+        "gone": "已索引的版本里，torch {last} 之后都不再这样报错（最新的是 {newest}）：抛出它的代码在 {last} 之后改过",
         "frame": "报错调用栈里 {lib} 内部最深的那一帧",
         "code": "出错的那一行",
         "gpu": "torch {v} 源码：CUDA/MPS 代码，长尾索引所用的 CPU 版本里没有",
@@ -245,6 +248,14 @@ def raised_at_markdown(answer, *, lang: str, full: bool = True) -> str:
         vs = r.get("versions")
         if vs and not r.get("library"):
             lines.append(f"- {T['versions'].format(first=vs[0], last=vs[1])}")
+            from explainer.facts import version_key
+            from explainer.match.longtail import release_span
+
+            span = release_span()
+            if span and vs[1] != span[1] and all(a.get("versions") for a in sites):
+                newest = max((a["versions"][1] for a in sites), key=version_key)
+                if newest != span[1]:  # no site of these words is in the newest release
+                    lines.append(f"- {T['gone'].format(last=newest, newest=span[1])}")
         if r.get("near"):
             lines.append(f"- {T['match']}: {T['near'].replace('{lib}', r.get('library') or 'torch')}")
         elif r["origin"] not in ("frame", "paste"):
