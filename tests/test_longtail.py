@@ -405,6 +405,9 @@ NOT_TORCH = [
     ("UnicodeDecodeError", "'utf-8' codec can't decode byte 0x89 in position 0: invalid start byte"),
     ("OSError", "[Errno 28] No space left on device"),
     ("json.decoder.JSONDecodeError", "Expecting value: line 1 column 1 (char 0)"),
+    # CPython's words that dynamo's polyfills of builtins repeat on purpose
+    ("TypeError", "argument of type 'NoneType' is not iterable"),
+    ("TypeError", "unhashable type: 'list'"),
     ("PermissionError", "[Errno 13] Permission denied: '/data/ckpt.pt'"),
     ("ValueError", "invalid literal for int() with base 10: 'abc'"),
     (

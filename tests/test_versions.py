@@ -19,6 +19,7 @@ from explainer.match.versions import torch_version
         ("torch                     2.4.0+cu121\ntorchvision 0.19.0\n", "2.4.0", "2.4.0"),
         (">>> print(torch.__version__)\n2.0.1 hmm\n>>> torch.__version__ '2.3.1'\n", "2.3.1", "2.3.1"),
         ("Downloading torch-2.2.2-cp311-cp311-manylinux1_x86_64.whl (755.5 MB)\n", "2.2.2", "2.2.2"),
+        ("2024-08-06 15:47:00,910 - modelscope - INFO - PyTorch version 2.0.1+cu118 Found.\n", "2.0.1", "2.0.1"),
     ],
 )
 def test_release_lines(text, low, high):

@@ -115,7 +115,22 @@ _CPYTHON = [
     "name {} is not defined",
     "cannot import name {} from {}",
     "dictionary changed size during iteration",
+    "argument of type {} is not iterable",
+    "unhashable type: {}",
+    "{} object does not support item assignment",
+    "{} object is not an iterator",
+    "object of type {} has no len()",
+    "{} object cannot be interpreted as an integer",
+    "can only concatenate str (not {}) to str",
+    "can't multiply sequence by non-int of type {}",
+    "expected str, bytes or os.PathLike object, not {}",
+    "{} not supported between instances of {} and {}",
+    "bad operand type for unary {}: {}",
+    "{} is not in list",
 ]
+# torch code that words its errors as CPython does, on purpose (dynamo's polyfills of builtins): a
+# site only where the paste's frames show it
+_CPYTHON_MIRRORS = ("torch/_dynamo/polyfills/",)
 
 
 def literal_len(pieces) -> int:
@@ -467,7 +482,7 @@ class LongTail:
             ):
                 continue
             in_frames = any(ff.endswith(r.f) for ff in frame_files) if r.f else False
-            if builtin and not in_frames:
+            if (builtin or r.f.startswith(_CPYTHON_MIRRORS)) and not in_frames:
                 continue
             mirror = any(m in r.f for m in _MIRRORS)
             backend = any(any(k in r.f for k in keys) for d, keys in _BACKENDS.items() if d not in devices)

@@ -14,6 +14,7 @@ from explainer.textio import Lazy
 _V = r"(\d{1,2}\.\d{1,3}(?:\.\d{1,3})?(?:(?:a|b|rc|\.dev|\.post)\d{1,12})?(?:\+[\w.]{1,30})?)"
 _RULES = (  # (expression, what the evidence says)
     (Lazy(r"PyTorch version:\s{0,10}" + _V), "collect_env: PyTorch version {v}"),
+    (Lazy(r"PyTorch version\s{1,10}" + _V + r"\s{1,10}Found"), "a log line: PyTorch version {v} Found"),
     (
         Lazy(r"(?:^|\s|\[pip3?\]\s{0,5}|\[conda\]\s{0,5})torch(?:==|\s{1,40})" + _V + r"(?=\s|$)"),
         "package list: torch {v}",
