@@ -443,8 +443,7 @@ class LongTail:
         # its literal text bounds what it can match, the shorter of the message and its first line
         # what it is measured against
         thin = 0.3 * min(len(msg), len(first_line) or len(msg))
-        for r, pieces, _words, most in self._site_rows(db, best):
-            label = is_label(pieces)
+        for r, pieces, _words, most, label in self._site_rows(db, best):
             if r.generic or (r.lit < 40 and most < thin and not label):
                 continue
             got = fit(pieces, msg_q)
@@ -522,7 +521,7 @@ class LongTail:
             return []
         ids = self._candidates(db, words, slack=1)
         out = []
-        for r, pieces, tpl_words, _most in self._site_rows(db, ids):
+        for r, pieces, tpl_words, _most, _label in self._site_rows(db, ids):
             if r.generic:
                 continue
             if len(tpl_words) < NEAR_MIN_WORDS:
@@ -596,9 +595,9 @@ class LongTail:
         return seen
 
     def _site_rows(self, db, ids: list[int]) -> list[tuple]:
-        """The sites by id, each ``(row, pieces, words, most)``: the row (``_Site``), its loose template
-        pieces, the words of their literal text and its length (the most characters a fit can match);
-        about 1.2 KB a site."""
+        """The sites by id, each ``(row, pieces, words, most, label)``: the row (``_Site``), its loose
+        template pieces, the words of their literal text and its length (the most characters a fit can
+        match), whether it is a label template (:func:`is_label`); about 1.2 KB a site."""
         sites = self._sites
         mine = {i: hit for i in ids if (hit := sites.get(i)) is not None}
         missing = [i for i in ids if i not in mine]
@@ -619,7 +618,7 @@ class LongTail:
                     words = tuple(intern(w) for p in pieces if p is not HOLE for w in _WORD.findall(p))
                     most = sum(len(p) for p in pieces if p is not HOLE)  # the most a fit can match
                     r = make(values[i] for i in keep)
-                    sites[r.id] = mine[r.id] = (r, pieces, words, most)
+                    sites[r.id] = mine[r.id] = (r, pieces, words, most, is_label(pieces))
             _bound(sites, self.DATA_CACHE)
         return [mine[i] for i in sorted(mine)]
 
