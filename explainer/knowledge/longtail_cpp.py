@@ -258,7 +258,7 @@ def cpp_pieces(arg: str, depth: int = 0) -> list:
             for x in inner:
                 out += cpp_pieces(x, depth + 1)
             return out
-    parts = _split_plus(a)
+    parts = _split_top(a, "+")
     if len(parts) > 1:
         out = []
         for x in parts:
@@ -267,21 +267,28 @@ def cpp_pieces(arg: str, depth: int = 0) -> list:
     return [HOLE]
 
 
-def _split_plus(a: str) -> list[str]:
+_SPLIT = {
+    "+": re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|[()\[\]{}]|\+'),
+    "<<": re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|[()\[\]{}]|<<'),
+}
+
+
+def _split_top(expr: str, op: str) -> list[str]:
+    """The operands of ``op`` (``+`` of a string concatenation, ``<<`` of a stream) outside brackets and
+    strings; ``++`` is no ``+``."""
     parts, depth, cur = [], 0, 0
-    for m in re.finditer(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|[()\[\]{}+]', a):
+    for m in _SPLIT[op].finditer(expr):
         g = m.group(0)
         if g in "([{":
             depth += 1
         elif g in ")]}":
             depth -= 1
-        elif g == "+" and depth == 0:
-            prev = a[m.start() - 1 : m.start()]
-            nxt = a[m.end() : m.end() + 1]
-            if prev != "+" and nxt != "+":
-                parts.append(a[cur : m.start()])
-                cur = m.end()
-    parts.append(a[cur:])
+        elif g == op and depth == 0:
+            if op == "+" and "+" in (expr[m.start() - 1 : m.start()], expr[m.end() : m.end() + 1]):
+                continue
+            parts.append(expr[cur : m.start()])
+            cur = m.end()
+    parts.append(expr[cur:])
     return parts
 
 
@@ -368,22 +375,6 @@ def _statement_end(code: str, start: int) -> int:
     return -1
 
 
-def _split_shift(expr: str) -> list[str]:
-    """The operands of a ``<<`` chain (outside brackets and strings)."""
-    parts, depth, cur = [], 0, 0
-    for m in re.finditer(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|[()\[\]{}]|<<', expr):
-        g = m.group(0)
-        if g in "([{":
-            depth += 1
-        elif g in ")]}":
-            depth -= 1
-        elif g == "<<" and depth == 0:
-            parts.append(expr[cur : m.start()])
-            cur = m.end()
-    parts.append(expr[cur:])
-    return parts
-
-
 def _built_pieces(code: str, name: str, site: int) -> list:
     """The pieces of the string or stream ``name`` as built between its declaration and ``site``: what
     a block that closed before the site adds (one branch of an ``if``) is a hole."""
@@ -427,7 +418,7 @@ def _built_pieces(code: str, name: str, site: int) -> list:
                 return [HOLE]
             rhs = code[start + step.end() : end]
             got = []
-            for x in _split_shift(rhs) if step.group(1) else [rhs]:
+            for x in _split_top(rhs, "<<") if step.group(1) else [rhs]:
                 got += cpp_pieces(x)
         out += [HOLE] if conditional else got
     return out or [HOLE]
@@ -551,7 +542,7 @@ def cpp_sites(text: str, rel: str, version: str, origin: str, exact_line: bool) 
         if not chain.startswith("<<"):
             continue
         pieces = []
-        for x in _split_shift(chain[2:]):
+        for x in _split_top(chain[2:], "<<"):
             pieces += cpp_pieces(x)
         pieces = tidy(pieces)
         if not pieces or literal_len(pieces) < 3:
