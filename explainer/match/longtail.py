@@ -751,7 +751,7 @@ def is_generic(pieces: list) -> bool:
     return (literal_len(pieces) < 14 or words < 2) and not is_label(pieces)
 
 
-def is_label(pieces: list) -> bool:
+def is_label(pieces: list | tuple) -> bool:
     """A message that is a label and what a library reported: ``CUDA error: {}``, ``cuFFT error: {}``
     (the hole holds the CUDA runtime's own words). Short, but it fits only a message that starts with
     it, and it names where the words come from."""
