@@ -185,3 +185,16 @@ def test_a_pasted_internal_assert_is_dated_by_its_file_and_line():
     )
     assert answer.torch_version["range"] == ["2.0.0", "2.0.1"]
     assert "internal assert" in answer.torch_version["evidence"][0]
+
+
+def test_a_module_that_moved_gives_its_older_file_too():
+    """torch/onnx/symbolic_opset9.py became torch/onnx/_internal/torchscript_exporter/symbolic_opset9.py:
+    the long tail's release names the new file, the older releases' file follows it, and the two
+    ranges together say nothing of the release."""
+    answer = _explain("RuntimeError: Unsupported: ONNX export of convolution for kernel of unknown shape.")
+    files = [r["file"] for r in answer.raised_at]
+    new = files.index("torch/onnx/_internal/torchscript_exporter/symbolic_opset9.py")
+    assert files[new + 1] == "torch/onnx/symbolic_opset9.py"
+    older = answer.raised_at[new + 1]
+    assert older["origin"] == "python" and older["versions"][0].startswith("1.")
+    assert answer.torch_version is None or answer.torch_version["range"][0].startswith("1.")

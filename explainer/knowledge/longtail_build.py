@@ -92,6 +92,19 @@ class _PyFunction:
                 for c in getattr(n, "cases", None) or []:
                     self._block(c.body)
 
+    def branches(self, name: str, line: int) -> list:
+        """The values ``name`` may hold at ``line`` when its last assignments sit in branches that closed
+        before it (``if ...: msg = "a"`` / ``else: msg = "b"``): each of them, or [] when one holds."""
+        rows = sorted((r for r in self.assign.get(name, []) if r[0] < line and not r[2]), key=lambda r: r[0])
+        if not rows or rows[-1][3][0] <= line <= rows[-1][3][1]:
+            return []  # the last assignment holds for the line
+        out = []
+        for _at, value, _aug, block in reversed(rows):
+            out.append(value)
+            if block[0] <= line <= block[1]:
+                break  # a value set before the branches: it holds when none of them ran
+        return out[::-1] if len(out) > 1 else []
+
     def value(self, name: str, line: int):
         """The last assignment of ``name`` before ``line`` and the ``+=`` after it, each with whether
         it holds for ``line`` (a ``+=`` in a branch that closed before it may not have run)."""
@@ -190,7 +203,15 @@ def python_sites(source: str, rel: str, version: str) -> list[dict]:
         return envs[id(fn_node)]
 
     def add(node, qual, fn_node, kind, exc, msg_node, form, cond):
-        pieces = tidy(py_pieces(msg_node, env(fn_node), node.lineno)) if msg_node is not None else []
+        scope = env(fn_node)
+        if isinstance(msg_node, ast.Name) and scope is not None:
+            # a message set in each branch of an if before it is raised: one site per branch
+            values = scope.branches(msg_node.id, node.lineno)
+            if values:
+                for v in values:
+                    add(node, qual, fn_node, kind, exc, v, form, cond)
+                return
+        pieces = tidy(py_pieces(msg_node, scope, node.lineno)) if msg_node is not None else []
         if not pieces or literal_len(pieces) == 0:
             return
         out.append(
@@ -224,6 +245,11 @@ def python_sites(source: str, rel: str, version: str) -> list[dict]:
                 add(node, qual, fn_node, "error", exc, msg, "raise", if_test)
         elif isinstance(node, ast.Assert) and node.msg is not None:
             add(node, qual, fn_node, "error", "AssertionError", node.msg, "assert", node.test)
+        elif isinstance(node, ast.Call) and _is_super_init(node, qual):
+            # class SomethingError(Exception): def __init__(...): ...; super().__init__(msg): the class
+            # raises that message wherever it is raised
+            msg = node.args[-1] if isinstance(node.func.value, ast.Name) else node.args[0]  # type: ignore[attr-defined]
+            add(node, qual, fn_node, "error", qual.split(".")[-2], msg, "raise", if_test)
         elif isinstance(node, ast.Call):
             name = _call_name(node.func)
             if name in _CHECKS and _dotted(node.func) in (name, f"torch.{name}"):
@@ -277,6 +303,20 @@ def python_sites(source: str, rel: str, version: str) -> list[dict]:
                     )
                 )
     return out
+
+
+def _is_super_init(node: ast.Call, qual: str) -> bool:
+    """``super().__init__(msg)`` (or ``Exception.__init__(self, msg)``) in the ``__init__`` of a class
+    whose name says it is an exception."""
+    parts = qual.split(".")
+    if len(parts) < 2 or parts[-1] != "__init__" or not parts[-2].endswith(("Error", "Exception", "Warning")):
+        return False
+    f = node.func
+    if not (isinstance(f, ast.Attribute) and f.attr == "__init__"):
+        return False
+    if isinstance(f.value, ast.Call) and _call_name(f.value.func) == "super":
+        return len(node.args) == 1
+    return isinstance(f.value, ast.Name) and f.value.id.endswith(("Error", "Exception")) and len(node.args) == 2
 
 
 _PY_SKIP = re.compile(r"(^|/)(testing/_internal|test|tests|_vendor)(/|$)")

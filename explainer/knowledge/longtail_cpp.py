@@ -392,7 +392,8 @@ def _built_pieces(code: str, name: str, site: int) -> list:
         init = code[lo + decl.end() : end].strip()
         if decl.group(2):
             init = init[:-1] if init.endswith(")") else init
-        out += cpp_pieces(init)
+        if not init.startswith("ErrorReport"):  # a TorchScript report starts with its words, not its place
+            out += cpp_pieces(init)
     # the brace depth of every position between the declaration and the site
     marks: list[tuple[int, int]] = []
     depth = 0
@@ -539,11 +540,13 @@ def cpp_sites(text: str, rel: str, version: str, origin: str, exact_line: bool) 
         chain = code[parsed[1] : end].strip()
         if m.group(1):  # throw(ErrorReport(...) << ...): the closing parenthesis of throw(
             chain = chain[:-1] if chain.endswith(")") else chain
-        if not chain.startswith("<<"):
-            continue
         pieces = []
-        for x in _split_top(chain[2:], "<<"):
-            pieces += cpp_pieces(x)
+        if chain.startswith("<<"):
+            for x in _split_top(chain[2:], "<<"):
+                pieces += cpp_pieces(x)
+        elif not chain and len(parsed[0]) == 1 and re.fullmatch(r"\s*[A-Za-z_]\w*\s*", parsed[0][0]):
+            # auto error = ErrorReport(loc); error << "Unknown builtin op: " << name; throw ErrorReport(error);
+            pieces = _built_pieces(code, parsed[0][0].strip(), m.start())
         pieces = tidy(pieces)
         if not pieces or literal_len(pieces) < 3:
             continue

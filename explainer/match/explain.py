@@ -120,6 +120,24 @@ def with_cpp_site(parsed: Parsed) -> str:
     return msg
 
 
+def _with_moved(found: tuple, history) -> tuple:
+    """Each site of torch's own release followed by the other releases' sites of the same words in
+    another file (a module that moved), so that a paste from before the move finds its file and the
+    releases of both together date it."""
+    if history is None:
+        return found
+    out: list = []
+    for r in found:
+        out.append(r)
+        if r.get("template") and r.get("origin") != "paste":
+            out += [
+                o
+                for o in history.elsewhere(r["template"], r.get("file"))
+                if o.get("file") not in {x.get("file") for x in out}
+            ][:1]
+    return tuple(out)
+
+
 def _cpu_only(site: dict) -> dict:
     """A site group without the CUDA/MPS copies among its other sites."""
     from explainer.match.longtail import is_gpu_file
@@ -170,6 +188,8 @@ def raised_at(parsed: Parsed, budget: Budget | None = None, *, compile_ok: bool 
                     # code raises come from a GPU run, whatever the paste shows of it)
                     found = tuple(_cpu_only(r) for r in found if r.get("origin") != "gpu-source")
                 if found:
+                    if i == 0:  # torch's own release: where other releases raised it
+                        found = _with_moved(found, open_torchhistory(compile_ok=compile_ok))
                     return found
         from explainer.match.origin import paste_sites
 

@@ -370,6 +370,13 @@ class LongTail:
             _bound(cache, self.LOOKUP_CACHE)
         return list(hit)
 
+    def elsewhere(self, template: str, file: str | None) -> list[dict]:
+        """The sites of these releases that raise ``template`` word for word from another file (a module
+        moved between releases: torch/onnx/symbolic_helper.py, later
+        torch/onnx/_internal/torchscript_exporter/symbolic_helper.py)."""
+        rows = self._db().execute("select * from site where t = ? and f != ? limit 3", (template, file or ""))
+        return [self._row(row, "exact", 1) for row in rows]
+
     def _lookup(
         self, message: str, exc_type: str | None, frame_files: set[str], top: int, near: bool, only_near: bool = False
     ) -> list[dict]:
@@ -849,6 +856,7 @@ def compile_index(records: list[dict], meta: dict, out: str) -> None:
         db.executemany("insert into anchor values (?,?,?)", sorted(anchors))
         db.executemany("insert into word values (?,?)", sorted(df.items()))
         db.execute("create index site_fl on site(f, l)")
+        db.execute("create index site_t on site(t)")
         db.execute("create index site_m on site(m)")
         db.executemany(
             "insert into meta values (?,?)", [(k, json.dumps(v, sort_keys=True)) for k, v in sorted(meta.items())]
