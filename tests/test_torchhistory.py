@@ -1,6 +1,7 @@
 """torch's other releases (``data/torchhistory.jsonl.gz``): the Python raise sites of every other minor
-release from 1.9 to the current one that the long tail's own release does not raise, each with the
-first and last indexed release that raise it."""
+release from 1.1 to the current one and the C++ sites of two source releases that the long tail's own
+release does not raise, each with the first and last release that raise it; the long tail's own
+records' releases; dating a paste by its wording."""
 
 from __future__ import annotations
 
