@@ -451,6 +451,23 @@ def cpp_sites(text: str, rel: str, version: str, origin: str, exact_line: bool) 
     code = _blank(spliced)
     defined = _string_macros(code)
     sites = []
+
+    def site(at: int, pieces: list, kind: str, exc: str | None, cond: str, form: str) -> dict:
+        line = bisect.bisect_right(starts, at)
+        return {
+            "t": to_text(pieces),
+            "k": kind,
+            "x": exc,
+            "f": rel,
+            "l": line if exact_line else None,
+            "fn": "",
+            "c": cond,
+            "m": form,
+            "o": origin,
+            "v": version,
+            "op": "",
+        }
+
     for m in _SITE.finditer(code):
         # skip macro definitions of the family itself
         line_start = code.rfind("\n", 0, m.start()) + 1
@@ -503,25 +520,7 @@ def cpp_sites(text: str, rel: str, version: str, origin: str, exact_line: bool) 
             pieces = tidy(_NO_MESSAGE.split("{}")[0:1] + [cond] + _NO_MESSAGE.split("{}")[1:2])
         if not pieces or literal_len(pieces) < 3:
             continue
-        line = bisect.bisect_right(starts, m.start())
-        sites.append(
-            (
-                m.start(),
-                {
-                    "t": to_text(pieces),
-                    "k": kind,
-                    "x": exc,
-                    "f": rel,
-                    "l": line if exact_line else None,
-                    "fn": "",
-                    "c": cond[:300],
-                    "m": macro,
-                    "o": origin,
-                    "v": version,
-                    "op": "",
-                },
-            )
-        )
+        sites.append((m.start(), site(m.start(), pieces, kind, exc, cond[:300], macro)))
     for m in _AUTOGRAD_ERROR.finditer(code) if "/autograd/" in rel else ():
         # an autograd Error node (NotImplemented : Error("derivative for " + fn + " is not
         # implemented")) raises its message when the backward pass reaches it
@@ -529,9 +528,7 @@ def cpp_sites(text: str, rel: str, version: str, origin: str, exact_line: bool) 
         pieces = tidy(cpp_pieces(parsed[0][0])) if parsed and parsed[0] else []
         if not pieces or literal_len(pieces) < 8:
             continue
-        line = bisect.bisect_right(starts, m.start())
-        rec = {"t": to_text(pieces), "k": "error", "x": "RuntimeError", "f": rel, "l": line if exact_line else None}
-        sites.append((m.start(), {**rec, "fn": "", "c": "", "m": "Error", "o": origin, "v": version, "op": ""}))
+        sites.append((m.start(), site(m.start(), pieces, "error", "RuntimeError", "", "Error")))
     for m in _ERROR_REPORT.finditer(code):  # TorchScript: throw ErrorReport(range) << "..." << x;
         parsed = _args(code, m.end() - 1)
         end = _statement_end(code, m.start()) if parsed else -1
@@ -550,25 +547,7 @@ def cpp_sites(text: str, rel: str, version: str, origin: str, exact_line: bool) 
         pieces = tidy(pieces)
         if not pieces or literal_len(pieces) < 3:
             continue
-        line = bisect.bisect_right(starts, m.start())
-        sites.append(
-            (
-                m.start(),
-                {
-                    "t": to_text(pieces),
-                    "k": "error",
-                    "x": "RuntimeError",
-                    "f": rel,
-                    "l": line if exact_line else None,
-                    "fn": "",
-                    "c": "",
-                    "m": "ErrorReport",
-                    "o": origin,
-                    "v": version,
-                    "op": "",
-                },
-            )
-        )
+        sites.append((m.start(), site(m.start(), pieces, "error", "RuntimeError", "", "ErrorReport")))
     sites.sort(key=lambda s: s[0])
     if sites:
         funcs = _functions(code, sites[-1][0])
