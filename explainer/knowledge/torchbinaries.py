@@ -25,6 +25,7 @@ import zipfile
 from pathlib import Path
 
 from explainer.facts import version_key
+from explainer.match.longtail import minor_floor
 
 SIMPLE = "https://pypi.org/simple/torch/"
 _LINUX = re.compile(r"torch-(\d+)\.(\d+)\.(\d+)(?:\.post\d+)?-(?:\d+-)?cp(\d+)-cp\d+m?-manylinux[\w.]*_x86_64\.whl$")
@@ -35,6 +36,7 @@ _OWN_LIB = re.compile(r"^torch/(?:lib/)?(?:lib)?(?:c10|torch|caffe2|shm|_C)[\w.-
 _TEXT = re.compile(rb"[\x20-\x7e\t\n\r]{6,}")
 _SPACE = re.compile(r"\s+")
 MIN_PIECE = 6  # a literal piece shorter than this, or without a space, is not looked for
+DEFAULT_CACHE = Path(tempfile.gettempdir()) / "tbx-torch-binaries"  # each wheel's strings, kept
 CHUNK = 64 << 20
 
 
@@ -173,6 +175,10 @@ class ReleaseTexts:
         rarest = min(inner, key=lambda w: len(self.postings.get(w, ())))
         return any(piece in self.strings[i] for i in self.postings.get(rarest, ()))
 
+    def holds_all(self, need: list[str]) -> bool:
+        """Whether the release holds every piece of ``need`` (:func:`significant`; none: False)."""
+        return bool(need) and all(_held(self, p) for p in need)
+
 
 _JOINED = re.compile(r"(?<=[.:;!?])(?=[A-Z`'\"])")  # "...13.0+.Current OS ...": two literals the source wrote apart
 
@@ -192,7 +198,7 @@ def releases_of(pieces, texts: list[ReleaseTexts]) -> list[str] | None:
     need = significant(pieces)
     if not need:
         return None
-    having = [t.version for t in texts if all(_held(t, p) for p in need)]
+    having = [t.version for t in texts if t.holds_all(need)]
     return [having[0], having[-1]] if having else None
 
 
@@ -204,25 +210,15 @@ def ranges(templates: list[list], releases: list[dict], cache: Path, log=None) -
     first: list[str | None] = [None] * len(templates)
     last: list[str | None] = [None] * len(templates)
     for rel in sorted(releases, key=lambda r: version_key(r["version"])):
-        strings: set[str] = set()
-        for w in rel["wheels"]:
-            strings.update(wheel_strings(w, cache))
-        texts = ReleaseTexts(rel["version"], sorted(strings))
+        texts = release_texts(rel, cache)
         held = 0
         for i, pieces in enumerate(need):
-            if pieces and all(_held(texts, p) for p in pieces):
+            if texts.holds_all(pieces):
                 first[i] = first[i] or rel["version"]
                 last[i] = rel["version"]
                 held += 1
-        log(f"torch {rel['version']}: {len(strings)} strings, {held} of {len(templates)} templates held")
+        log(f"torch {rel['version']}: {len(texts.strings)} strings, {held} of {len(templates)} templates held")
     return [[minor_floor(a), b] if a and b else None for a, b in zip(first, last)]
-
-
-def minor_floor(version: str) -> str:
-    """``1.13.1`` -> ``1.13.0``: a range's first release at the precision it was measured (the last
-    patch release of each minor release is read; a patch release seldom changes a message)."""
-    major, minor = version.split(".")[:2]
-    return f"{major}.{minor}.0"
 
 
 # what c10 writes for a failed TORCH_INTERNAL_ASSERT, file and line compiled in (torch 1.6 on)
@@ -257,26 +253,25 @@ def asserts(releases: list[dict], cache: Path) -> dict:
     }
 
 
-def load(releases: list[dict], cache: Path, log=lambda s: print(s, file=sys.stderr)) -> list[ReleaseTexts]:
-    """Every release's strings (its wheels' together), oldest first."""
-    out = []
-    for rel in sorted(releases, key=lambda r: version_key(r["version"])):
-        strings: set[str] = set()
-        for w in rel["wheels"]:
-            strings.update(wheel_strings(w, cache))
-        log(f"torch {rel['version']}: {len(strings)} strings from {', '.join(w['file'] for w in rel['wheels'])}")
-        out.append(ReleaseTexts(rel["version"], sorted(strings)))
-    return out
+def release_texts(rel: dict, cache: Path) -> ReleaseTexts:
+    """One release's strings, its wheels' together."""
+    strings: set[str] = set()
+    for w in rel["wheels"]:
+        strings.update(wheel_strings(w, cache))
+    return ReleaseTexts(rel["version"], sorted(strings))
 
 
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
     ap = argparse.ArgumentParser(prog="python -m explainer.knowledge.torchbinaries")
-    ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "tbx-torch-binaries")
+    ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     args = ap.parse_args(argv)
-    rels = release_wheels()
-    load(rels, args.cache)
+    for rel in release_wheels():  # download each wheel once and keep its strings
+        for w in rel["wheels"]:
+            print(
+                f"torch {rel['version']}: {len(wheel_strings(w, args.cache))} strings from {w['file']}", file=sys.stderr
+            )
     return 0
 
 

@@ -184,9 +184,9 @@ def build(
     from explainer.knowledge import torchbinaries
     from explainer.knowledge.libsites_build import sources as wheel_sources
     from explainer.knowledge.libsites_build import write_data
-    from explainer.match.longtail import from_text, read_data
+    from explainer.match.longtail import from_text, minor_floor, read_data
 
-    floor = torchbinaries.minor_floor
+    bin_cache = cache or torchbinaries.DEFAULT_CACHE
     known: set[tuple] = set()
     current_meta: dict = {}
     current_records: list[dict] = []
@@ -232,7 +232,7 @@ def build(
                 {"version": v, "file": rec["file"], "sha256": rec["sha256"], "sites": len(found), "new": new}
             )
             print(f"torch {v}: {len(found)} sites, {new} new", file=sys.stderr)
-    span = {k: [floor(a), b] for k, (a, b) in span.items()}
+    span = {k: [minor_floor(a), b] for k, (a, b) in span.items()}
     # the C++ of the source releases, newest first: a site is kept at the newest source that has it
     cpp: dict[tuple, dict] = {}
     meta["sources"] = []
@@ -256,7 +256,7 @@ def build(
         + [from_text(current_records[i]["t"]) for i in current_cpp]
         + [from_text(w) for w in WORDINGS],
         rels,
-        cache or Path("/tmp/tbx-torch-binaries"),
+        bin_cache,
     )
     # the releases of what c10 writes around every C++ error (see explainer.match.longtail.wording_era)
     meta["wordings"] = dict(zip(WORDINGS, ranges[len(ranges) - len(WORDINGS) :]))
@@ -275,7 +275,7 @@ def build(
     write_data(out, meta, records)
     asserts_out = out.with_name("torchasserts.json.gz")
     with open(asserts_out, "wb") as f, gzip.GzipFile(fileobj=f, mode="wb", mtime=0, filename="") as gz:
-        found_asserts = torchbinaries.asserts(rels, cache or Path("/tmp/tbx-torch-binaries"))
+        found_asserts = torchbinaries.asserts(rels, bin_cache)
         gz.write(json.dumps(found_asserts, sort_keys=True, separators=(",", ":")).encode())
     print(f"{asserts_out}: the internal asserts of {len(found_asserts['files'])} files", file=sys.stderr)
     if current is not None:
@@ -283,25 +283,30 @@ def build(
         for i, r in enumerate(current_records):
             if r["o"] == "python" and _key(r) in span:
                 range_of[i] = span[_key(r)]
-        annotate(current, {i: _widen(vs, own) if own else vs for i, vs in range_of.items()}, meta["binaries"])
+        range_of = {i: _widen(vs, own) if own else vs for i, vs in range_of.items()}
+        annotate(current, current_meta, current_records, range_of, meta["binaries"])
     return meta
 
 
-def annotate(current: Path, range_of: dict[int, list[str]], binaries: list[dict]) -> None:
-    """Give the long tail's own records (``current``; ``range_of``: record number -> releases) the first
-    and last release that raise them: a C++ template's from the releases' libraries, a Python site's
-    from their sources."""
-    from explainer.knowledge.longtail_build import read, write
+def annotate(
+    current: Path, meta: dict, records: list[dict], range_of: dict[int, list[str]], binaries: list[dict]
+) -> None:
+    """Rewrite the long tail's data file (``current``: its ``meta`` and ``records``) with each record's
+    first and last release (``range_of``: record number -> releases): a C++ template's from the
+    releases' libraries, a Python site's from their sources."""
+    from explainer.knowledge.longtail_build import write
 
-    meta, records = read(current)
     out = []
     for i, r in enumerate(records):
         r = {k: v for k, v in r.items() if k != "vs"}
         out.append(dict(r, vs=range_of[i]) if range_of.get(i) else r)
-    meta["ranges_from"] = {
-        "by": "python -m explainer.knowledge.torchhistory_build",
-        "releases": [b["version"] for b in binaries],
-    }
+    meta = dict(
+        meta,
+        ranges_from={
+            "by": "python -m explainer.knowledge.torchhistory_build",
+            "releases": [b["version"] for b in binaries],
+        },
+    )
     write(meta, out, current)
 
 

@@ -7,6 +7,7 @@ its worker (and the worker's children); the next snippet gets a new one.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import select
@@ -168,18 +169,23 @@ def check_reverted(entry: Entry, res: dict) -> tuple[str, str]:
     return "fail", "it still passes with its '# fix' lines reverted: they are not what makes it work"
 
 
+@functools.cache
+def _torch_here() -> str | None:
+    """The installed torch release (no local part), read once; None without torch."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("torch").split("+", 1)[0]
+    except metadata.PackageNotFoundError:
+        return None
+
+
 def _on_own_release(entry: Entry) -> bool:
     """Whether the torch here is the entry's own release (the first of its ``torch_verified``), or
-    none is named."""
+    either is unknown."""
     own = (entry.meta.get("torch_verified") or [None])[0]
-    if own is None:
-        return True
-    try:
-        from importlib.metadata import version
-
-        return version("torch").split("+", 1)[0] == own
-    except Exception:  # no torch here: the snippets are not run against a release
-        return True
+    here = _torch_here()
+    return own is None or here is None or here == own
 
 
 def check(entry: Entry, s: Snippet, res: dict) -> tuple[str, str, str]:

@@ -130,11 +130,8 @@ def _with_moved(found: tuple, history) -> tuple:
     for r in found:
         out.append(r)
         if r.get("template") and r.get("origin") != "paste":
-            out += [
-                o
-                for o in history.elsewhere(r["template"], r.get("file"))
-                if o.get("file") not in {x.get("file") for x in out}
-            ][:1]
+            shown = {x.get("file") for x in out}
+            out += [o for o in history.elsewhere(r["template"], r.get("file")) if o.get("file") not in shown][:1]
     return tuple(out)
 
 
@@ -177,16 +174,13 @@ def raised_at(parsed: Parsed, budget: Budget | None = None, *, compile_ok: bool 
                     opened.append(opener(compile_ok=compile_ok))  # type: ignore[operator]  # three openers, one signature
                 tail = opened[i]
                 found = tuple(tail.lookup(message, parsed.exc_type, parsed.frames, near=close)) if tail else ()
-                if (
-                    found
-                    and not all(r.get("origin") == "gpu-source" for r in found)
-                    and any(r.get("origin") == "gpu-source" or _cpu_only(r) is not r for r in found)
-                    and not _on_a_gpu(parsed)
-                ):
+                if found and not all(r.get("origin") == "gpu-source" for r in found):
                     # CUDA/MPS code repeats many CPU checks word for word: where the CPU code raises the
                     # words too, its copy answers a paste that shows no GPU run (words only the GPU
                     # code raises come from a GPU run, whatever the paste shows of it)
-                    found = tuple(_cpu_only(r) for r in found if r.get("origin") != "gpu-source")
+                    cpu = tuple(_cpu_only(r) for r in found if r.get("origin") != "gpu-source")
+                    if cpu != found and not _on_a_gpu(parsed):
+                        found = cpu
                 if found:
                     if i == 0:  # torch's own release: where other releases raised it
                         found = _with_moved(found, open_torchhistory(compile_ok=compile_ok))

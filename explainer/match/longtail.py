@@ -43,7 +43,7 @@ _ASSERT_AT = Lazy(r'INTERNAL ASSERT FAILED at "([^"\n]{1,400})":(\d{1,7})')
 _THC_CHECK = Lazy(r"THCudaCheck FAIL file=(\S{1,400}?) line=(\d{1,7})")
 # a C file and line in a message: one bounded run of path characters, ended by the ":"
 _C_AT = Lazy(r"\bat ((?:[A-Za-z]:)?[\w./\\-]{1,300}\.(?:cu|cuh|c|cc|cpp|h)):(\d{1,7})\b")
-# torch <= 1.4 appended the raising function, file and line to the message: "... (is_contiguous at
+# torch <= 1.5 appended the raising function, file and line to the message: "... (is_contiguous at
 # /pytorch/aten/src/ATen/SparseTensorImpl.cpp:55)", "(operator () at ..\\aten\\src\\...\\qconv_prepack.cpp:264)"
 _OLD_AT = Lazy(
     r" \(((?:[\w:~]{1,200})|operator \(\)) at ((?:[A-Za-z]:)?[\w./\\-]{1,300}\.(?:cu|cuh|c|cc|cpp|h|hpp|mm)):(\d{1,7})\)"
@@ -1067,7 +1067,7 @@ def release_span() -> tuple[str, str] | None:
     """The oldest and newest release whose libraries gave the C++ templates their ``versions``."""
     lt = open_longtail(compile_ok=False)
     releases = ((lt.meta.get("ranges_from") or {}).get("releases") or []) if lt is not None else []
-    return (_minor0(releases[0]), releases[-1]) if releases else None  # a range starts at its minor's .0
+    return (minor_floor(releases[0]), releases[-1]) if releases else None
 
 
 _ASSERTS: dict = {}  # the internal-assert index, read on first use (only a pasted assert asks)
@@ -1080,11 +1080,13 @@ def assert_releases(file: str, line: int) -> list[str] | None:
         import gzip
 
         path = _data_path("torchasserts", "TBX_TORCHASSERTS", suffixes=(".json.gz",))
-        try:
-            with gzip.open(path, "rb") if path else open(os.devnull, "rb") as f:
-                _ASSERTS["data"] = json.loads(f.read() or b"{}")
-        except (OSError, ValueError):
-            _ASSERTS["data"] = {}
+        _ASSERTS["data"] = {}
+        if path:
+            try:
+                with gzip.open(path, "rb") as f:
+                    _ASSERTS["data"] = json.loads(f.read())
+            except (OSError, ValueError):
+                pass  # a damaged file dates nothing
     data = _ASSERTS["data"]
     encoded = (data.get("files") or {}).get(file)
     if not encoded:
@@ -1094,7 +1096,7 @@ def assert_releases(file: str, line: int) -> list[str] | None:
         delta, first, last = row.split(":")
         at += int(delta)
         if at == line:
-            return [_minor0(data["releases"][int(first)]), data["releases"][int(last)]]
+            return [minor_floor(data["releases"][int(first)]), data["releases"][int(last)]]
         if at > line:
             return None
     return None
@@ -1110,28 +1112,31 @@ def wording_era(message: str) -> dict | None:
     if not new and not (old and _BUILD_PREFIX.search(old.group(2).replace("\\", "/"))):
         return None
     lt, history = open_longtail(compile_ok=False), open_torchhistory(compile_ok=False)
-    releases = ((lt.meta.get("ranges_from") or {}).get("releases") or []) if lt is not None else []
+    indexed = ((lt.meta.get("ranges_from") or {}).get("releases") or []) if lt is not None else []
+    releases = [minor_floor(v) for v in indexed]
     since = ((history.meta.get("wordings") or {}) if history is not None else {}).get(
         "Exception raised from {} at {} (most recent call first)"
     )
-    if not since or not releases or since[0] not in [_minor0(v) for v in releases]:
+    if not since or since[0] not in releases:
         return None
-    first = [_minor0(v) for v in releases].index(since[0])
     if new:
         return {
             "range": since,
             "evidence": [f"'Exception raised from ... (most recent call first)': torch {since[0]} and later"],
         }
+    first = releases.index(since[0])
     if first == 0:
         return None
-    before = releases[first - 1]
+    before = indexed[first - 1]
     return {
-        "range": [_minor0(releases[0]), before],
+        "range": [releases[0], before],
         "evidence": [f"the message ends '(function at file:line)': torch {before} and older write it so"],
     }
 
 
-def _minor0(version: str) -> str:
+def minor_floor(version: str) -> str:
+    """``1.13.1`` -> ``1.13.0``: a range's first release at the precision it was measured (the last
+    patch release of each minor release is read; a patch release seldom changes a message)."""
     major, minor = version.split(".")[:2]
     return f"{major}.{minor}.0"
 
