@@ -92,6 +92,8 @@ def test_a_cuda_error_names_cs_check_and_its_releases():
     site = answer.raised_at[0]
     assert site["file"] == "c10/cuda/CUDAException.cpp" and site["versions"] == ["1.0.0", "2.15.0"]
     assert answer.torch_version is None
+    files = [r["file"] for r in _explain("RuntimeError: CUDA error: misaligned address").raised_at]
+    assert len(files) == len(set(files)), files  # another release's copy of a file already shown is not added
 
 
 def test_a_message_only_older_releases_raise_gives_its_releases_and_a_version_range():

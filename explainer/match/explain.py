@@ -127,11 +127,13 @@ def _with_moved(found: tuple, history) -> tuple:
     if history is None:
         return found
     out: list = []
+    shown = {r.get("file") for r in found}  # a file the release's own sites name already is no other file
     for r in found:
         out.append(r)
         if r.get("template") and r.get("origin") != "paste":
-            shown = {x.get("file") for x in out}
-            out += [o for o in history.elsewhere(r["template"], r.get("file")) if o.get("file") not in shown][:1]
+            moved = [o for o in history.elsewhere(r["template"], r.get("file")) if o.get("file") not in shown][:1]
+            shown.update(o.get("file") for o in moved)
+            out += moved
     return tuple(out)
 
 
