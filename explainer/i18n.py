@@ -49,6 +49,14 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "; but no known distribution provides '{signal}' (it may be your project's own module)",
         "zh": "；但没有已知的发行包提供 '{signal}'（它可能是你项目自己的模块）",
     },
+    "unless_found_package": {
+        "en": "; but '{signal}' is a submodule of a package that was found (installed, or a folder of that name)",
+        "zh": "；但 '{signal}' 是一个已经找到的包里的子模块（包已安装，或者有同名的文件夹）",
+    },
+    "elsewhere": {
+        "en": "but a raise site's template holds the message word for word: it is that message, not this entry's",
+        "zh": "但有一个抛出位置的模板与报错信息逐字吻合：报的是那条信息，不是这个条目的",
+    },
     "wrapper": {
         "en": "a wrapper: the wrapped error is known, so it comes first",
         "zh": "这是包装错误：被包装的错误是已知错误，所以它排在前面",

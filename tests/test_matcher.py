@@ -288,7 +288,8 @@ def test_a_message_cut_inside_a_quoted_name(index):
 
     answer = explain_text("ModuleNotFoundError: No module named 'torchvision.transforms.functional", index)
     ids = [c.id for c in answer.matches]
-    assert ids[:2] == ["torchvision-functional-tensor-removed", "no-module-third-party"], ids
+    # (the install entry does not answer: the dotted part shows torchvision was found)
+    assert ids == ["torchvision-functional-tensor-removed"], ids
     assert "build-isolation-torch-missing" not in ids
     assert all(c.score < FULL_MATCH for c in answer.matches)
     generic = explain_text("ModuleNotFoundError: No module named 'fastap", index).matches[0]
@@ -309,10 +310,40 @@ def test_a_module_no_known_distribution_provides_is_not_answered_as_a_missing_in
         assert out["matches"] == [] and out["nearest"][0]["id"] == "no-module-third-party", (name, out["matches"])
         head = name.split(".")[0]
         assert any(f"No known distribution provides `{head}`" in n for n in out["notes"]), out["notes"]
-    for name in ("fastapi", "basicsr.archs", "transformers_modules.MiniCPM-V-2"):
+    for name in ("fastapi", "google.protobuf", "cv2.cv2"):
         assert top(index, tb.format(f="/home/u/proj/train.py", m=name)) == "no-module-third-party", name
     own = tb.format(f="/w/Langchain-Chatchat/chatchat/cli.py", m="chatchat.startup")
     assert top(index, own) == "project-module-not-found"
+
+
+def test_a_missing_submodule_of_a_package_that_was_found_is_not_a_missing_install(index):
+    """`unless = ["@found_package"]`: Python names the first part of a dotted import it cannot find, so
+    "No module named 'dgl.batched_graph'" means dgl imported. The install entry stays among the nearest
+    (also for a message cut inside the name), `raised_by` names the package's distribution and the notes
+    say what a found package's missing submodule means; transformers' remote-code namespace gets its
+    own note. A shared namespace (google.protobuf) and a package's own native core (cv2.cv2) are
+    still missing installs, and a library's moved module keeps its own entry."""
+    tb = "Traceback (most recent call last):\n  File \"/home/u/p/run.py\", line 3, in <module>\n    import x\nModuleNotFoundError: No module named '{m}'\n"
+    for name, dist in (
+        ("dgl.batched_graph", "dgl"),
+        ("mmseg.datasets.samplers", "mmsegmentation"),
+        ("basicsr.losses.gan_loss", "basicsr"),
+    ):
+        out = answer_json(explain_text(tb.format(m=name), index), index)
+        assert out["matches"] == [] and out["nearest"][0]["id"] == "no-module-third-party", (name, out["matches"])
+        assert out["raised_by"] == {"kind": "environment", "library": dist}, out["raised_by"]
+        top_name = name.split(".")[0]
+        assert any(n.startswith(f"`{top_name}` was found, but not `{name}`") for n in out["notes"]), out["notes"]
+        zh = answer_json(explain_text(tb.format(m=name), index), index, lang="zh")["notes"]
+        assert any(f"`{name}` 没找到" in n for n in zh), zh
+    cut = explain_text("ModuleNotFoundError: No module named 'transformers_modules.Baichuan2-13B-Chat-v2", index)
+    out = answer_json(cut, index)
+    assert out["matches"] == [] and out["raised_by"] == {"kind": "library", "library": "transformers"}
+    assert any("remote code" in n and "4.57.0" in n for n in out["notes"]), out["notes"]
+    assert top(index, tb.format(m="torchvision.models.utils")) == "torchvision-models-utils-removed"
+    # an entry's answer says it itself: no second note about the found package
+    moved = answer_json(explain_text(tb.format(m="torchvision.models.utils"), index), index)
+    assert not any("was found, but not" in n for n in moved["notes"]), moved["notes"]
 
 
 def test_what_torch_printed_before_a_cut_or_unrelated_last_line(index):

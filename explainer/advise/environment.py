@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from explainer.match.origin import missing_module
+from explainer.match.origin import found_package, missing_module
 from explainer.textio import Lazy
 
 _CANNOT_IMPORT = Lazy(r"cannot import name '(\w{1,200})' from '([A-Za-z_][\w.]{0,200})'")
@@ -35,14 +35,16 @@ def _alternatives(dists: list[str]) -> tuple[str, str]:
     return (first + (f" (or {rest})" if rest else ""), first + (f"（或 {rest}）" if rest else ""))
 
 
-def notes(parsed, raised_by: dict, *, local: bool = False) -> list[dict]:
-    """What the answer adds about the environment, ``{"en", "zh"}`` each."""
+def notes(parsed, raised_by: dict, *, local: bool = False, answered: bool = False) -> list[dict]:
+    """What the answer adds about the environment, ``{"en", "zh"}`` each (``answered``: an entry answers
+    the paste, and says what a missing submodule means itself)."""
     from explainer.facts import distributions_of, known_module
 
     out: list[dict] = release_notes(parsed, local=local)  # what the library's releases say, first
     told = bool(out)
     message = (parsed.message or "")[:2000]
     name = missing_module(message)
+    found = found_package(parsed)
     if name and (parsed.exc_type or "").rsplit(".", 1)[-1] in ("ModuleNotFoundError", "ImportError"):
         top = name.split(".", 1)[0]
         dists = distributions_of(top) if top not in sys.stdlib_module_names else []
@@ -51,25 +53,17 @@ def notes(parsed, raised_by: dict, *, local: bool = False) -> list[dict]:
             if dists != [top]:  # worth saying where the names differ (cv2 -> opencv-python)
                 out.append(_note(f"`{top}` is provided by {en}.", f"`{top}` 由 {zh} 提供。"))
             have = [(d, v) for d in dists if (v := installed_version(d))] if local else []
-            if have and "." in name:
-                d, v = have[0]
-                out.append(
-                    _note(
-                        f"{d} {v} is installed here, but it has no `{name}`: the installed release or build "
-                        "lacks that submodule (renamed or moved in another release, or a build without its compiled ops).",
-                        f"这里装了 {d} {v}，但其中没有 `{name}`：这个版本或这个构建里没有该子模块"
-                        "（在别的版本里被改名或移动了，或者安装的是没有编译算子的构建）。",
-                    )
-                )
+            if found:  # said below, with what is installed here
+                pass
             elif have:
                 d, v = have[0]
                 out.append(
                     _note(
-                        f"{d} {v} is installed for {sys.executable}, yet `{top}` cannot be imported: the program "
+                        f"{d} {v} is installed for {sys.executable}, yet `{name}` cannot be imported: the program "
                         "runs another Python, or a file or folder named `{top}` hides it (`tbx doctor` checks).".replace(
                             "{top}", top
                         ),
-                        f"{d} {v} 已经装在 {sys.executable} 里，但 `{top}` 导入不了：程序用的是另一个 Python，"
+                        f"{d} {v} 已经装在 {sys.executable} 里，但 `{name}` 导入不了：程序用的是另一个 Python，"
                         f"或者有同名的文件或文件夹 `{top}` 把它遮住了（`tbx doctor` 会检查）。",
                     )
                 )
@@ -98,6 +92,8 @@ def notes(parsed, raised_by: dict, *, local: bool = False) -> list[dict]:
                     "pip 上的名字可能不一样。".replace("{top}", top),
                 )
             )
+    if found and not answered and not told:  # an entry, or the module's releases, said it already
+        out += _found_package_notes(found, local=local)
     m = _CANNOT_IMPORT.search(message)
     if m and local and not told:
         module = m.group(2)
@@ -120,6 +116,79 @@ def notes(parsed, raised_by: dict, *, local: bool = False) -> list[dict]:
                 "`tbx doctor` 可以检查这个环境：互不匹配的版本、NumPy 的 ABI、CUDA 与驱动。",
             )
         )
+    return out
+
+
+def _has_module(dist: str, name: str) -> bool | None:
+    """Whether the installed ``dist`` lists a file of module ``name`` (its record of installed files,
+    read without importing it); None where it keeps no record."""
+    from importlib import metadata
+
+    try:
+        files = metadata.files(dist)
+    except (metadata.PackageNotFoundError, ValueError, OSError):
+        return None
+    if files is None:
+        return None
+    path = name.replace(".", "/")
+    return any(f.startswith(path + "/") or f.startswith(path + ".") for f in (str(p).replace("\\", "/") for p in files))
+
+
+def _found_package_notes(name: str, *, local: bool) -> list[dict]:
+    """What a missing submodule of a package that was found means (``pkg.sub``: Python names the first
+    part it cannot find), and where the surface may look, what is installed here."""
+    from explainer.facts import RUNTIME_NAMESPACES, distributions_of
+
+    top = name.split(".", 1)[0]
+    if top in RUNTIME_NAMESPACES:  # transformers_modules.<folder>: a model's remote code
+        return [
+            _note(
+                f"`{top}` is where {RUNTIME_NAMESPACES[top]} imports a model's remote code "
+                "(`trust_remote_code=True`), as `transformers_modules.<folder name>`. Up to transformers 4.56.2 "
+                "a local folder whose name has a dot (`Qwen1.5-7B-Chat`, `...-v2.0`) is cut at the dot, and this "
+                "import fails with the name up to it; 4.57.0 rewrites such names. Rename the folder without "
+                "the dot (`Qwen1_5-7B-Chat`) and load from the new path, or upgrade transformers.",
+                f"`{top}` 是 {RUNTIME_NAMESPACES[top]} 导入模型远程代码（`trust_remote_code=True`）的地方，"
+                "模块名是 `transformers_modules.<文件夹名>`。到 transformers 4.56.2 为止，名字里带点的本地文件夹"
+                "（`Qwen1.5-7B-Chat`、`...-v2.0`）会在点的位置被切开，导入就在点前面的名字上失败；4.57.0 起会改写这种名字。"
+                "把文件夹改成不带点的名字（`Qwen1_5-7B-Chat`）再从新路径加载，或者升级 transformers。",
+            )
+        ]
+    out = [
+        _note(
+            f"`{top}` was found, but not `{name}`: Python names the first part of a dotted import it cannot "
+            f"find. Either the installed release of `{top}` moved or removed that submodule (install the "
+            "release the code was written for, or update the import to where it lives now), or a file or "
+            f"folder named `{top}` in the working directory is found before the package: "
+            f'`python -c "import {top}; print({top}.__file__)"` shows which copy was found.',
+            f"`{top}` 找到了，`{name}` 没找到：带点的 import 失败时，Python 报的是第一个找不到的部分。要么是装的 `{top}` "
+            "版本把这个子模块挪走或删掉了（装代码所针对的那个版本，或者把 import 改到它现在的位置），要么是工作目录里"
+            f'有个叫 `{top}` 的文件或文件夹抢在真正的包前面被找到了：`python -c "import {top}; print({top}.__file__)"` '
+            "能看出找到的是哪一份。",
+        )
+    ]
+    if local:
+        for d in distributions_of(top):
+            v = installed_version(d)
+            if not v:
+                continue
+            has = _has_module(d, name)
+            if has is True:
+                out.append(
+                    _note(
+                        f"{d} {v} installed here has `{name}`: the program runs another Python, or a local "
+                        f"`{top}` hides the package.",
+                        f"这里装的 {d} {v} 里有 `{name}`：程序用的是另一个 Python，或者本地的 `{top}` 把包挡住了。",
+                    )
+                )
+            elif has is False:
+                out.append(
+                    _note(
+                        f"{d} {v} installed here has no `{name}` either.",
+                        f"这里装的 {d} {v} 里也没有 `{name}`。",
+                    )
+                )
+            break
     return out
 
 

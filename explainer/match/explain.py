@@ -50,11 +50,57 @@ def explain(
         _raise_if_damaged(getattr(matcher, "index", None))
         raise
     cut = b.cut
+    if candidates and candidates[0].tier == 2 and candidates[0].score >= THRESHOLD:
+        # an answer from similar words only: where a raise site's template holds the message word for
+        # word, the paste is that message, not the entry's one it resembles ("input must be a CUDA
+        # tensor" is no "Tensors must be CUDA and dense")
+        sites = raised_at(parsed, b, near=False)
+        if _said_elsewhere(sites, parsed.message or "", _patterns_of(matcher, candidates[0].id)):
+            candidates = [_held_back(c) if c.tier == 2 else c for c in candidates]
+            candidates.sort(key=lambda c: -c.score)
+        if any(c.score >= THRESHOLD for c in candidates):
+            return Answer(parsed, tuple(candidates), live, cut, sites)
+        return Answer(parsed, tuple(candidates), live, cut, sites or raised_at(parsed, b))
     if any(c.score >= THRESHOLD for c in candidates):
         # a curated answer: where torch raised it is one more line, looked up when a surface shows it,
         # word for word only (a close wording of another release is worth its cost only without one)
         return Answer(parsed, tuple(candidates), live, cut, _Later(lambda: raised_at(parsed, None, near=False)))
     return Answer(parsed, tuple(candidates), live, cut, raised_at(parsed, b))  # never compiles
+
+
+def _patterns_of(matcher, eid: str) -> list[str]:
+    """An entry's patterns, lower case."""
+    index = getattr(matcher, "index", None)
+    return [p[2].lower() for p in getattr(index, "patterns", ()) if p[0] == eid]
+
+
+def _said_elsewhere(sites, message: str, patterns: list[str]) -> bool:
+    """Whether a raise site's template fits the message word for word, says most of it itself (not a
+    label such as ``CUDA error: {}``, nor a message's last sentences after a hole that holds its
+    first) and is another message than the entry's: its longest literal piece is in none of the
+    entry's patterns (another release's wording of the entry's own message shares it: ``NCCL error in: ``)."""
+    for r in sites:
+        tpl = r.get("template") or ""
+        if r.get("strength") != "exact" or r.get("origin") == "paste":
+            continue
+        pieces = [p.strip().lower() for p in tpl.split("{}")]
+        longest = max(pieces, key=len, default="")
+        if (
+            len(longest) >= 12
+            and sum(map(len, pieces)) >= 0.6 * len(message.strip())
+            and not any(longest in p for p in patterns)
+        ):
+            return True
+    return False
+
+
+def _held_back(c: Candidate) -> Candidate:
+    """A candidate found by similar words only, held below the threshold: among the nearest, no answer."""
+    from explainer.i18n import Reason
+    from explainer.match.matcher import UNLESS_CAP
+
+    why = Reason("elsewhere")
+    return Candidate(c.id, min(c.score, UNLESS_CAP), (*c.reasons, why), c.captures, c.tier)
 
 
 def _raise_if_damaged(index) -> None:

@@ -876,6 +876,16 @@ def _unknown_module(parsed: Parsed) -> str | None:
     return None if known_module(name) else name.split(".", 1)[0]
 
 
+def _found_package(parsed: Parsed) -> str | None:
+    """The matcher's own named signal: a dotted module whose package the import system found
+    (:func:`explainer.match.origin.found_package`), a missing submodule rather than a missing install."""
+    if "named" not in (parsed.message or "") and "没有名为" not in (parsed.message or ""):
+        return None
+    from explainer.match.origin import found_package
+
+    return found_package(parsed)
+
+
 def _library_kwarg(parsed: Parsed) -> str | None:
     """The matcher's own named signal: a keyword argument a library's releases differ on."""
     if "unexpected keyword argument" not in (parsed.message or ""):
@@ -886,7 +896,7 @@ def _library_kwarg(parsed: Parsed) -> str | None:
     return f"{found[0]}: {found[1]}({found[2]}=...)" if found else None
 
 
-_DERIVED = {"library_kwarg": _library_kwarg, "unknown_module": _unknown_module}
+_DERIVED = {"library_kwarg": _library_kwarg, "unknown_module": _unknown_module, "found_package": _found_package}
 
 
 def _crashed(parsed: Parsed) -> bool:

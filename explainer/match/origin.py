@@ -17,6 +17,8 @@ _STDLIB = Lazy(r"[\\/]lib[\\/]+python3\.\d{1,2}[\\/]+(?!site-packages|dist-packa
 _SHARED_OBJECT = Lazy(r"(?:site|dist)-packages[\\/]+([A-Za-z_]\w{0,80})[\\/][^\s:'\"]{0,300}?\.(?:so|pyd|dll|dylib)\b")
 # the module an import could not find, in CPython's English and its Chinese translations
 _MISSING = Lazy(r"No module named '([A-Za-z_][\w.-]{0,200})'|没有名为 ?['“]([A-Za-z_][\w.-]{0,200})['”]")
+_ALNUM = Lazy(r"[^a-z0-9]")
+_MISSING_CUT = Lazy(r"No module named '([A-Za-z_][\w-]{0,100}\.[\w.-]{1,200})\s*$")
 _CANNOT_IMPORT = Lazy(r"cannot import name '\w{1,200}' from '([A-Za-z_][\w.]{0,200})'")
 _TOOLS = (  # a build tool's own failure line -> the tool
     (Lazy(r"command '[^'\n]{0,300}nvcc' failed|nvcc fatal|nvcc error"), "nvcc"),
@@ -128,6 +130,34 @@ def missing_module(message: str | None) -> str | None:
     return (m.group(1) or m.group(2)) if m else None
 
 
+def found_package(parsed) -> str | None:
+    """The missing module of a "No module named 'pkg.sub'" whose package the import system found:
+    Python names the first part of a dotted import it cannot find, so ``pkg`` imported (installed, or
+    a folder of that name) and lacks ``sub``. None for a top-level name, for a namespace several
+    distributions share (``google.protobuf``: the part after it names the distribution, which is not
+    installed) and for a package's own native core (``cv2.cv2``: a broken install)."""
+    name = missing_module(parsed.message) or _cut_missing(parsed.message)
+    if not name or "." not in name.strip("."):
+        return None
+    if not (parsed.exc_type or "ModuleNotFoundError").endswith(("ModuleNotFoundError", "ImportError")):
+        return None
+    top, sub = name.split(".")[:2]
+    if not top or not sub or sub == top:
+        return None
+    from explainer.facts import distributions_of
+
+    sub_key = _ALNUM.sub("", sub.lower())
+    if sub_key and any(sub_key in _ALNUM.sub("", d.lower()) for d in distributions_of(top)):
+        return None
+    return name
+
+
+def _cut_missing(message: str | None) -> str | None:
+    """The dotted name of a "No module named '..." cut inside the name (its found part is whole)."""
+    cut = _MISSING_CUT.search((message or "")[-300:])
+    return cut.group(1) if cut else None
+
+
 def frame_package(path: str) -> str | None:
     """The top-level import name of an installed package a frame's file lies in."""
     m = _PACKAGE.search(path[:1000])
@@ -229,7 +259,7 @@ def from_paste(parsed, raised_at=()) -> dict:
     m = _SHARED_OBJECT.search((parsed.message or "")[:2000])
     if m:  # a compiled part of an installed package failed to load: that package's build
         return who("environment", _distribution(m.group(1)))
-    missing = missing_module(parsed.message)
+    missing = missing_module(parsed.message) or _cut_missing(parsed.message)
     if missing and (parsed.exc_type or "ModuleNotFoundError").endswith(("ModuleNotFoundError", "ImportError")):
         from explainer.facts import distributions_of, library_of
 

@@ -54,14 +54,14 @@ def environment_notes(answer, who: dict, source) -> list[dict]:
             return said
         from explainer.advise.environment import notes  # a module of the project's own, not on the path
 
-        return said + notes(answer.parsed, who, local=source is not None)
+        return said + notes(answer.parsed, who, local=source is not None, answered=bool(answer.matches))
     if who.get("kind") not in ("environment", "library") and not any(
         w in message for w in ("No module named", "cannot import name", "model type")
     ):
         return []
     from explainer.advise.environment import notes
 
-    return notes(answer.parsed, who, local=source is not None)
+    return notes(answer.parsed, who, local=source is not None, answered=bool(answer.matches))
 
 
 def answer_json(answer, index, *, lang: str = "en", source=None, render_match=None) -> dict:
