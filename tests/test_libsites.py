@@ -191,3 +191,43 @@ def test_an_mpsgraph_crash_is_placed_in_apples_graph_compiler():
     assert (site["library"], site["line"], site["exc_type"]) == ("MPSGraph", 228, None)
     assert site["file"].endswith("MPSGraphUtilities.mm") and "not broadcast compatible" in site["said"]
     assert out["raised_by"] == {"kind": "library", "library": "MPSGraph"}
+
+
+def test_a_class_of_its_own_is_no_other_class_and_a_thin_template_names_no_unseen_library():
+    """A Python raise or warning names its class: a LightningDeprecationWarning is no site of torch's
+    FutureWarning, however close the words; a template whose hole holds most of a frameless message
+    ("{} does not exist") names no library the paste does not show. A builtin class another release
+    may have raised the words with still fits (torch 1.x's `raise Exception(msg)` in spawn.py)."""
+    warn = _answer(
+        "LightningDeprecationWarning: Setting `Trainer(checkpoint_callback=True)` is deprecated in v1.5 and "
+        "will be removed in v1.7. Please consider using `Trainer(enable_checkpointing=True)`."
+    )
+    assert not any(r["file"] == "torch/onnx/_deprecation.py" for r in warn["raised_at"]), warn["raised_at"]
+    thin = _answer('FileNotFoundError: file "/models/tsn_r50.py" does not exist')
+    assert thin["raised_at"] == [] and thin["raised_by"]["library"] is None, thin["raised_at"]
+    spawn = _answer(
+        "Traceback (most recent call last):\n"
+        '  File "/env/lib/python3.6/site-packages/torch/multiprocessing/spawn.py", line 118, in join\n'
+        "    raise Exception(msg)\nException: \n\n-- Process 5 terminated with the following error:\n"
+    )
+    assert any(r["file"] == "torch/multiprocessing/spawn.py" for r in spawn["raised_at"]), spawn["raised_at"]
+
+
+def test_who_raised_a_cut_traceback_or_a_missing_module():
+    """A traceback cut inside a frame's header (no function name) names no library from that frame; a
+    module the import system could not find is the installation's, whichever installed package's frame
+    imported it."""
+    cut = _answer(
+        "ERROR   train has failed due to an exception:\n> ERROR   Traceback (most recent call last):\n"
+        '  File "/usr/local/lib/python3.10/dist-packages/accelerate/data_loader.py", line 461, in __iter__\n'
+        "    next_batch = next(dataloader_iter)\n"
+        '  File "/usr/local/lib/python3.10/dist-packages/torch/utils/data/dataloader.py", line 677,'
+    )
+    assert cut["raised_by"]["kind"] != "torch", cut["raised_by"]
+    imported = _answer(
+        "Traceback (most recent call last):\n"
+        '  File "/env/lib/site-packages/fastchat/serve/openai_api_server.py", line 39, in <module>\n'
+        "    from fastchat.protocol.openai_api_protocol import (\n"
+        "ModuleNotFoundError: No module named 'fastchat.protocol'\n"
+    )
+    assert imported["raised_by"] == {"kind": "environment", "library": "fschat"}, imported["raised_by"]

@@ -483,11 +483,20 @@ class LongTail:
                 and site_type
                 and not type_ok
                 and (r.o == "python" or self.python_only)
-                and want in _BUILTIN_TYPES
-                and site_type in _BUILTIN_TYPES
+                and (want in _BUILTIN_TYPES and site_type in _BUILTIN_TYPES or _other_class(want, site_type))
             ):
                 continue
             in_frames = any(ff.endswith(r.f) for ff in frame_files) if r.f else False
+            if (
+                self.python_only
+                and r.lit < 20
+                and coverage < 0.5
+                and not in_frames
+                and r.f.split("/", 1)[0] not in tops
+            ):
+                # a few words a hole leaves most of the message to ("{} does not exist") name no
+                # library the paste does not show
+                continue
             if (builtin or r.f.startswith(_CPYTHON_MIRRORS)) and not in_frames:
                 continue
             mirror = any(m in r.f for m in _MIRRORS)
@@ -543,11 +552,14 @@ class LongTail:
                 want
                 and site_type
                 and site_type != want
-                and want in _BUILTIN_TYPES
-                and site_type in _BUILTIN_TYPES
-                # another release may raise a C++ check's words with another macro (TORCH_CHECK, later
-                # TORCH_CHECK_TYPE): a RuntimeError still fits
-                and (r.o == "python" or self.python_only or want != "RuntimeError")
+                and (
+                    _other_class(want, site_type)
+                    or want in _BUILTIN_TYPES
+                    and site_type in _BUILTIN_TYPES
+                    # another release may raise a C++ check's words with another macro (TORCH_CHECK,
+                    # later TORCH_CHECK_TYPE): a RuntimeError still fits
+                    and (r.o == "python" or self.python_only or want != "RuntimeError")
+                )
             ):
                 continue
             in_frames = any(ff.endswith(r.f) for ff in frame_files) if r.f else False
@@ -734,6 +746,13 @@ def _packages_named(exc_type: str | None, frame_files: set[str]) -> set[str]:
         out.add(module.split(".", 1)[0])
     out.discard("torch")
     return out
+
+
+def _other_class(want: str, site_type: str) -> bool:
+    """Two different classes of their own (neither a builtin exception another release may have raised
+    the words with): a LightningDeprecationWarning is no FutureWarning."""
+    bases = (_BUILTIN_TYPES, ("Exception", "Warning", "UserWarning"))  # what another release may raise it as
+    return want != site_type and not any(want in b or site_type in b for b in bases)
 
 
 def want_type(exc_type: str | None) -> str:

@@ -226,15 +226,17 @@ def _goes_on_after(parsed, frame) -> bool:
     where it was raised."""
     lines = parsed.lines
     at = max((i for i, line in enumerate(lines) if frame.file and frame.file in line), default=None)
-    if at is None:
-        return True
+    if at is None or not frame.function:
+        return True  # (a header cut before its function's name: the paste was cut there)
     rest = [line for line in lines[at + 1 :] if line.strip()]
     return len(rest) > (1 if frame.code else 0)
 
 
 def from_paste(parsed, raised_at=()) -> dict:
     """``raised_by`` from the paste alone (no curated entry answered)."""
-    if raised_at:
+    missing = missing_module(parsed.message) or _cut_missing(parsed.message)
+    if raised_at and not (missing and raised_at[0].get("origin") == "frame"):
+        # (a module the import system could not find is the installation's, whichever frame imported it)
         lib = raised_at[0].get("library")
         return who("library", lib.replace("_", "-")) if lib else who("torch")
     texts = [parsed.message or "", *(s.text for s in parsed.signals[:40]), *(parsed.lines[-60:])]
@@ -259,7 +261,6 @@ def from_paste(parsed, raised_at=()) -> dict:
     m = _SHARED_OBJECT.search((parsed.message or "")[:2000])
     if m:  # a compiled part of an installed package failed to load: that package's build
         return who("environment", _distribution(m.group(1)))
-    missing = missing_module(parsed.message) or _cut_missing(parsed.message)
     if missing and (parsed.exc_type or "ModuleNotFoundError").endswith(("ModuleNotFoundError", "ImportError")):
         from explainer.facts import distributions_of, library_of
 
