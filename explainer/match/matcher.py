@@ -879,11 +879,15 @@ def _unknown_module(parsed: Parsed) -> str | None:
 def _found_package(parsed: Parsed) -> str | None:
     """The matcher's own named signal: a dotted module whose package the import system found
     (:func:`explainer.match.origin.found_package`), a missing submodule rather than a missing install."""
-    if "named" not in (parsed.message or "") and "没有名为" not in (parsed.message or ""):
-        return None
     from explainer.match.origin import found_package
 
-    return found_package(parsed)
+    # the final exception's, or an earlier one's that a template may have matched instead
+    for exc in (parsed, *parsed.chain, *parsed.others):
+        if "named" in (exc.message or "") or "没有名为" in (exc.message or ""):
+            found = found_package(exc)
+            if found:
+                return found
+    return None
 
 
 def _library_kwarg(parsed: Parsed) -> str | None:

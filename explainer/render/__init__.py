@@ -24,8 +24,16 @@ def advice_for(answer, index, cand, *, source=None, live: dict | None = None) ->
 def raised_by(answer, index) -> dict:
     """Who raised the error: the top entry's ``raised_by``, else what the paste itself shows."""
     if answer.matches:  # the entry's front matter says it: nothing more to load for a curated answer
-        rb = index.entries[answer.matches[0].id].get("raised_by") or {}
+        entry = index.entries[answer.matches[0].id]
+        rb = entry.get("raised_by") or {}
         who = {"kind": rb.get("kind", "torch"), "library": rb.get("library")}
+        if who["kind"] == "library" and entry.get("category") == "package" and "named" in (answer.parsed.message or ""):
+            from explainer.match.origin import missing_module
+
+            # a library's moved module, missed by the import system on the installed release (the
+            # entry's own kind is the library's, for its deprecation warning)
+            if missing_module(answer.parsed.message):
+                who["kind"] = "environment"
         if who["kind"] not in ("library", "environment") or who["library"]:
             return who
         from explainer.match.origin import from_paste
