@@ -53,6 +53,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "; but '{signal}' is a submodule of a package that was found (installed, or a folder of that name)",
         "zh": "；但 '{signal}' 是一个已经找到的包里的子模块（包已安装，或者有同名的文件夹）",
     },
+    "unless_spawned_child": {
+        "en": "; but the traceback is a spawned worker's ({signal}): its parent failed while sending it data",
+        "zh": "；但这是新启动的子进程的调用栈（{signal}）：是父进程在给它发送数据时失败了",
+    },
     "elsewhere": {
         "en": "but a raise site's template holds the message word for word: it is that message, not this entry's",
         "zh": "但有一个抛出位置的模板与报错信息逐字吻合：报的是那条信息，不是这个条目的",

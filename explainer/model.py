@@ -76,7 +76,9 @@ class Signal(Record):
 # signal kinds derived from what was read, not from one line's words: an entry's signal "@own_package"
 # is met by the parser's signal of that kind; "@library_kwarg" by the matcher (a keyword argument that
 # some releases of a library's callable take and others do not: data/names.json.gz)
-NAMED_SIGNALS = frozenset({"own_package", "crash", "cpp_type", "library_kwarg", "unknown_module", "found_package"})
+NAMED_SIGNALS = frozenset(
+    {"own_package", "crash", "cpp_type", "library_kwarg", "unknown_module", "found_package", "spawned_child"}
+)
 
 
 class Other(Record):

@@ -1012,3 +1012,43 @@ def test_the_users_code_lines_are_no_signal(index):
     # an unindented line after a header (no code shown) is kept: it may be the error itself
     bare = parse_text('  File "/home/me/app.py", line 3, in f\nRuntimeError: CUDA error: out of memory\n')
     assert any("out of memory" in line for line in bare.lines)
+
+
+def test_cuda_hint_lines_are_no_evidence_for_any_cuda_entry(index):
+    """torch prints the same hints under every CUDA error (asynchronous reporting, CUDA_LAUNCH_BLOCKING,
+    TORCH_USE_CUDA_DSA): a CUDA error no entry knows is not answered because its hints read like
+    another entry's pattern; an entry's own error with the hints still is."""
+    hints = (
+        "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below "
+        "might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1.\n"
+        "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n"
+    )
+    out = answer_json(
+        explain_text("RuntimeError: CUDA error: peer mapping resources exhausted\n" + hints, index), index
+    )
+    assert out["matches"] == [], out["matches"]
+    known = "RuntimeError: CUDA error: an illegal memory access was encountered\n" + hints
+    assert top(index, known) == "cuda-illegal-memory-access"
+
+
+def test_a_spawned_workers_ran_out_of_input_is_no_empty_checkpoint(index):
+    """`EOFError: Ran out of input` under multiprocessing's spawn_main is a DataLoader worker whose parent
+    failed while sending it (Windows, macOS): load-empty-or-truncated stays among the nearest; under
+    torch.load it answers."""
+    child = (
+        'Traceback (most recent call last):\n  File "<string>", line 1, in <module>\n'
+        '  File "C:\\\\Python38\\\\lib\\\\multiprocessing\\\\spawn.py", line 116, in spawn_main\n'
+        "    exitcode = _main(fd, parent_sentinel)\n"
+        '  File "C:\\\\Python38\\\\lib\\\\multiprocessing\\\\spawn.py", line 126, in _main\n'
+        "    self = reduction.pickle.load(from_parent)\nEOFError: Ran out of input\n"
+    )
+    out = answer_json(explain_text(child, index), index)
+    assert out["matches"] == [] and out["nearest"][0]["id"] == "load-empty-or-truncated", out["matches"]
+    load = (
+        "Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n    m = torch.load('a.pt')\n"
+        '  File "/env/lib/python3.10/site-packages/torch/serialization.py", line 1040, in load\n'
+        "    return _legacy_load(opened_file, map_location, pickle_module, **pickle_load_args)\n"
+        '  File "/env/lib/python3.10/site-packages/torch/serialization.py", line 1258, in _legacy_load\n'
+        "    magic_number = pickle_module.load(f, **pickle_load_args)\nEOFError: Ran out of input\n"
+    )
+    assert top(index, load) == "load-empty-or-truncated"

@@ -663,13 +663,15 @@ class Matcher:
             fuzzy = []  # CPython's own words ("list index out of range") are like many templates and none of them
         if not settled:
             named = _backends_named(norm) if fuzzy else set()
+            own = _without_hints(norm) if fuzzy else norm
             for p, _share in fuzzy:
                 if budget is not None and budget.spent():
                     break
                 theirs = _DEVICES.intersection(p.tokens)
                 if named and theirs and not named & theirs:
                     continue  # an MPS message is not similar to a CUDA template, however alike the rest reads
-                sim = self._similarity(norm, p.normalized)
+                # the hint lines every CUDA error carries tell no two CUDA errors apart
+                sim = self._similarity(own, _without_hints(p.normalized))
                 base = FUZZY_MAX * _sigmoid((sim - FUZZY_MID) * FUZZY_SLOPE)
                 if base >= FUZZY_FLOOR:
                     add(p, 2, base, Reason("similar", similarity=f"{sim:.2f}"), {}, False)
@@ -890,6 +892,23 @@ def _found_package(parsed: Parsed) -> str | None:
     return None
 
 
+_SEPS = Lazy(r"[\\/]+")
+
+
+def _spawned_child(parsed: Parsed) -> str | None:
+    """The matcher's own named signal: the traceback is a spawned child's (``multiprocessing``'s
+    ``spawn_main``, Windows' and macOS's way of starting a DataLoader worker) reading what its parent
+    sent, with no ``torch.load`` among the frames: its ``EOFError: Ran out of input`` means the parent
+    failed while sending (a pickling error printed above it), not an empty file."""
+    files = [_SEPS.sub("/", (f.file or "")[:1000]) for f in parsed.frames]
+    if any(f.endswith("torch/serialization.py") for f in files):
+        return None
+    for f, fr in zip(files, parsed.frames):
+        if f.endswith("multiprocessing/spawn.py") and fr.function in ("spawn_main", "_main"):
+            return "multiprocessing/spawn.py " + fr.function
+    return None
+
+
 def _library_kwarg(parsed: Parsed) -> str | None:
     """The matcher's own named signal: a keyword argument a library's releases differ on."""
     if "unexpected keyword argument" not in (parsed.message or ""):
@@ -900,7 +919,27 @@ def _library_kwarg(parsed: Parsed) -> str | None:
     return f"{found[0]}: {found[1]}({found[2]}=...)" if found else None
 
 
-_DERIVED = {"library_kwarg": _library_kwarg, "unknown_module": _unknown_module, "found_package": _found_package}
+_DERIVED = {
+    "library_kwarg": _library_kwarg,
+    "unknown_module": _unknown_module,
+    "found_package": _found_package,
+    "spawned_child": _spawned_child,
+}
+
+
+# torch's hints under every CUDA error (c10/cuda/CUDAException.cpp, c10/cuda/CUDADeviceAssertionHost.cpp),
+# normalised: boilerplate, not evidence
+_HINTS = Lazy(
+    r" ?(?:cuda kernel errors might be asynchronously reported at some other api call, so the stacktrace "
+    r"below might be incorrect\.?|for debugging consider passing cuda_launch_blocking=<\*>\.?|compile with "
+    r"<\*> to enable device-side assertions\.?)"
+)
+
+
+def _without_hints(normalized: str) -> str:
+    if "cuda" not in normalized:
+        return normalized
+    return _HINTS.sub("", normalized).strip()
 
 
 def _crashed(parsed: Parsed) -> bool:
