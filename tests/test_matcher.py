@@ -341,6 +341,8 @@ def test_a_missing_submodule_of_a_package_that_was_found_is_not_a_missing_instal
     assert out["matches"] == [] and out["raised_by"] == {"kind": "library", "library": "transformers"}
     assert any("remote code" in n and "4.57.0" in n for n in out["notes"]), out["notes"]
     assert top(index, tb.format(m="torchvision.models.utils")) == "torchvision-models-utils-removed"
+    # torch was found too: a torchvision of 0.17 or later on a torch before 2.1
+    assert top(index, tb.format(m="torch._custom_ops")) == "torchvision-nms-missing"
     # an entry's answer says it itself: no second note about the found package
     moved = answer_json(explain_text(tb.format(m="torchvision.models.utils"), index), index)
     assert not any("was found, but not" in n for n in moved["notes"]), moved["notes"]
