@@ -47,6 +47,8 @@ RELEASES = (
     ("lightning", "2.6.6"),
     ("pytorch-lightning", "2.6.6"),
     ("pytorch-lightning", "1.9.5"),
+    ("pytorch-lightning", "1.5.10"),
+    ("pytorch-lightning", "1.4.9"),
     ("vllm", "0.34.0"),
     ("vllm", "0.6.3"),
     ("deepspeed", "0.19.8"),
