@@ -1054,3 +1054,21 @@ def test_a_spawned_workers_ran_out_of_input_is_no_empty_checkpoint(index):
         "    magic_number = pickle_module.load(f, **pickle_load_args)\nEOFError: Ran out of input\n"
     )
     assert top(index, load) == "load-empty-or-truncated"
+
+
+def test_torch_1_1_dataloader_reraise_is_the_worker_wrapper(index):
+    """torch 1.1 and earlier re-raised a worker's error as its traceback text (`raise
+    batch.exc_type(batch.exc_msg)` in `_process_next_batch`), without today's "Caught ... in DataLoader
+    worker process" line: still the worker wrapper."""
+    old = (
+        'Traceback (most recent call last):\n  File "train.py", line 10, in <module>\n    for x in loader:\n'
+        '  File "/env/lib/python3.6/site-packages/torch/utils/data/dataloader.py", line 637, in __next__\n'
+        "    return self._process_next_batch(batch)\n"
+        '  File "/env/lib/python3.6/site-packages/torch/utils/data/dataloader.py", line 658, in _process_next_batch\n'
+        "    raise batch.exc_type(batch.exc_msg)\nAttributeError: Traceback (most recent call last):\n"
+        '  File "/env/lib/python3.6/site-packages/torch/utils/data/dataloader.py", line 138, in _worker_loop\n'
+        "    samples = collate_fn([dataset[i] for i in batch_indices])\n"
+        '  File "/home/u/data.py", line 20, in __getitem__\n    img = self.transform(img)\n'
+        "AttributeError: 'NoneType' object has no attribute 'size'\n"
+    )
+    assert top(index, old) == "dataloader-worker-exception"
