@@ -57,6 +57,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "; but the traceback is a spawned worker's ({signal}): its parent failed while sending it data",
         "zh": "；但这是新启动的子进程的调用栈（{signal}）：是父进程在给它发送数据时失败了",
     },
+    "unless_other_requirement": {
+        "en": "; but the requirement pip could not find is '{signal}', not torch's",
+        "zh": "；但 pip 找不到的是 '{signal}'，不是 torch 的",
+    },
     "elsewhere": {
         "en": "but a raise site's template holds the message word for word: it is that message, not this entry's",
         "zh": "但有一个抛出位置的模板与报错信息逐字吻合：报的是那条信息，不是这个条目的",

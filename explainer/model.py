@@ -77,7 +77,16 @@ class Signal(Record):
 # is met by the parser's signal of that kind; "@library_kwarg" by the matcher (a keyword argument that
 # some releases of a library's callable take and others do not: data/names.json.gz)
 NAMED_SIGNALS = frozenset(
-    {"own_package", "crash", "cpp_type", "library_kwarg", "unknown_module", "found_package", "spawned_child"}
+    {
+        "own_package",
+        "crash",
+        "cpp_type",
+        "library_kwarg",
+        "unknown_module",
+        "found_package",
+        "spawned_child",
+        "other_requirement",
+    }
 )
 
 

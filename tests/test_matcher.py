@@ -1072,3 +1072,22 @@ def test_torch_1_1_dataloader_reraise_is_the_worker_wrapper(index):
         "AttributeError: 'NoneType' object has no attribute 'size'\n"
     )
     assert top(index, old) == "dataloader-worker-exception"
+
+
+def test_pip_finding_no_module_path_is_no_torch_install(index):
+    """pip-no-matching-distribution is about torch's releases and wheels: a requirement that is not
+    torch's (a module path ultralytics' auto-update asked pip for, while loading weights of a newer
+    ultralytics) keeps it among the nearest, and the weights' entry answers from ultralytics' own line."""
+    paste = (
+        'requirements: YOLOv8 requirement "ultralytics.nn.modules.conv" not found, attempting AutoUpdate...\n'
+        "ERROR: Could not find a version that satisfies the requirement ultralytics.nn.modules.conv (from versions: none)\n"
+        "ERROR: No matching distribution found for ultralytics.nn.modules.conv\n"
+    )
+    out = answer_json(explain_text(paste, index), index)
+    assert out["matches"][0]["id"] == "ultralytics-c3k2-unpickle", out["matches"]
+    assert "pip-no-matching-distribution" not in [m["id"] for m in out["matches"]]
+    torch_pin = (
+        "ERROR: Could not find a version that satisfies the requirement torch==1.12.1+cu113 (from versions: 2.0.1)\n"
+        "ERROR: No matching distribution found for torch==1.12.1+cu113\n"
+    )
+    assert top(index, torch_pin) == "pip-no-matching-distribution"

@@ -767,7 +767,7 @@ def test_a_named_signal_must_be_one_the_parser_derives(tmp_path):
 
 def test_unless_names_a_derived_signal(tmp_path):
     from explainer.knowledge.kb import read_entry
-    from explainer.knowledge.lint import schema_problems
+    from explainer.knowledge.lint import lint_entry, schema_problems
 
     src = (ROOT / "kb" / "no-module-third-party.md").read_text(encoding="utf-8")
     assert '"@unknown_module"' in src and not schema_problems(read_entry(ROOT / "kb" / "no-module-third-party.md"))
@@ -775,3 +775,9 @@ def test_unless_names_a_derived_signal(tmp_path):
         (tmp_path / "no-module-third-party.md").write_text(src.replace('"@unknown_module"', bad), encoding="utf-8")
         problems = schema_problems(read_entry(tmp_path / "no-module-third-party.md"))
         assert [getattr(p, "code", None) for p in problems] == ["KB203"], problems
+        # `tbx lint` says so too (it had passed an entry that `tbx build` then skipped)
+        entry = read_entry(tmp_path / "no-module-third-party.md")
+        linted = lint_entry(
+            entry, {"no-module-third-party", *entry.meta.get("excludes", ()), *entry.meta.get("related", ())}
+        )
+        assert any(getattr(p, "code", None) == "KB203" and "unless:" in str(p) for p in linted), linted

@@ -909,6 +909,25 @@ def _spawned_child(parsed: Parsed) -> str | None:
     return None
 
 
+_REQUIREMENT = Lazy(r"(?:No matching distribution found for|satisfies the requirement) ([A-Za-z0-9][\w.\-]{0,100})")
+
+
+def _other_requirement(parsed: Parsed) -> str | None:
+    """The matcher's own named signal: pip found no distribution for a requirement that is not torch's
+    or its companions' (``torch``, ``torchvision``, ``torchaudio`` ...), the releases and wheels
+    pip-no-matching-distribution is about (a module path pip was asked for,
+    ``ultralytics.nn.modules.conv``, is no distribution at all)."""
+    names = [
+        m.group(1)
+        for t in (parsed.message or "", *parsed.lines[-40:])
+        if "distribution found for" in t or "the requirement" in t
+        for m in _REQUIREMENT.finditer(t[:2000])
+    ]
+    if not names or any(n.lower().startswith("torch") for n in names):
+        return None
+    return names[-1]
+
+
 def _library_kwarg(parsed: Parsed) -> str | None:
     """The matcher's own named signal: a keyword argument a library's releases differ on."""
     if "unexpected keyword argument" not in (parsed.message or ""):
@@ -924,6 +943,7 @@ _DERIVED = {
     "unknown_module": _unknown_module,
     "found_package": _found_package,
     "spawned_child": _spawned_child,
+    "other_requirement": _other_requirement,
 }
 
 
