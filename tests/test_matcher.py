@@ -1091,3 +1091,31 @@ def test_pip_finding_no_module_path_is_no_torch_install(index):
         "ERROR: No matching distribution found for torch==1.12.1+cu113\n"
     )
     assert top(index, torch_pin) == "pip-no-matching-distribution"
+
+
+def test_a_pattern_that_specialises_another_entrys_template_is_no_fuzzy_evidence(index):
+    """`ERROR: Failed building wheel for tokenizers` is pip-wheel-build-failed's template with the
+    package written in: similar words with another package are that template's, not tokenizers' (a
+    flash_attn build answered tokenizers-rust-build at 0.81). A console-wrapped launcher command still
+    matches, and torch's own ninja command is the extension build's."""
+    pip = (
+        "note: This error originates from a subprocess, and is likely not a problem with pip.\n"
+        "ERROR: Failed building wheel for flash_attn\nRunning setup.py clean for flash_attn\n"
+        "Failed to build flash_attn\n"
+        "ERROR: Failed to build installable wheels for some pyproject.toml based projects (flash_attn)\n"
+    )
+    out = answer_json(explain_text(pip, index), index)
+    assert [m["id"] for m in out["matches"]][:1] == ["pip-wheel-build-failed"], out["matches"]
+    assert "tokenizers-rust-build" not in [m["id"] for m in out["matches"]]
+    wrapped = (
+        "subprocess.CalledProcessError: Command '['C:\\\\venv\\\\python.exe', 'train_network.py',\n"
+        "'--xformers', '--bucket_no_upscale']' returned non-zero exit\nstatus 3221225477.\n"
+    )
+    assert top(index, wrapped) == "launcher-calledprocesserror"
+    ninja = (
+        "Traceback (most recent call last):\n"
+        '  File "lib\\\\site-packages\\\\torch\\\\utils\\\\cpp_extension.py", line 1400, in _run_ninja_build\n'
+        "    check=True)\n"
+        "subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.\n"
+    )
+    assert top(index, ninja) == "cpp-extension-ninja-build-failed"

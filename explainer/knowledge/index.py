@@ -23,11 +23,11 @@ if TYPE_CHECKING:
     from explainer.match.matcher import Matcher
 
 SCHEMA_VERSION = (
-    "19"  # 6: fixes and causes for the answer; 7: template regexes compiled linear; 9: head_share; 10: pieces;
+    "20"  # 6: fixes and causes for the answer; 7: template regexes compiled linear; 9: head_share; 10: pieces;
     # 11: the start-up blob holds each pattern's entry and words only, the rows are read when needed;
     # 12: it holds the matcher's word table, built once; 13: each entry's raised_by; 14-16: quoted words;
     # 17: search rows hold each field's terms, meta the document frequencies; 18: each entry's unless;
-    # 19: signal literals may be Chinese
+    # 19: signal literals may be Chinese; 20: a pattern another entry's template matches is marked
 )
 _JSON_COLUMNS = ("exception_types", "frames", "signals", "excludes", "unless", "raised_by")
 
@@ -177,6 +177,28 @@ def _count_patterns(path) -> int:
         con.close()
 
 
+def _mark_specialisations(pats: list[dict]) -> None:
+    """A pattern that another entry's template matches whole (``ERROR: Failed building wheel for
+    tokenizers`` under ``... for {package}``) says no more than that template but for its literal, which
+    fuzzy similarity does not weigh: it is marked (``features["specialises"]``, the other entry) and
+    answers only as a template. Templates are compared with the patterns that begin with their literal
+    opening, so the build stays linear in practice."""
+    import re
+
+    by_start: dict[str, list[dict]] = {}
+    for q in pats:
+        by_start.setdefault(q["pattern"][:6].lower(), []).append(q)
+    for p in pats:
+        opening = re.split(r"\{[^{}]*\}", p["pattern"], maxsplit=1)[0]
+        if "{" not in p["pattern"] or len(opening) < 6:
+            continue  # no placeholder to specialise, or a template too open to tell (``{message}``)
+        rx = re.compile(p["regex"], re.IGNORECASE)
+        for q in by_start.get(opening[:6].lower(), ()):
+            if q["entry_id"] != p["entry_id"] and q["pattern"].lower().startswith(opening.lower()):
+                if "{" not in q["pattern"] and rx.fullmatch(q["pattern"]):
+                    q["features"].setdefault("specialises", p["entry_id"])
+
+
 def _write(entries, tmp, kb_dir, fp) -> None:
     import sqlite_utils
 
@@ -247,6 +269,7 @@ def _write(entries, tmp, kb_dir, fp) -> None:
                     },
                 }
             )
+    _mark_specialisations(pats)
     # what the matcher loads on every start, as one JSON value: the entries, each pattern's entry, and
     # the word table that ranks the candidate patterns; a pattern's row is read from the patterns
     # table (rowid = its place here + 1) when it is first a candidate

@@ -215,6 +215,7 @@ def _numbers_agree(message: str, raw: str) -> bool:
 _FILE_NAME = Lazy(
     r"(?<![\w{.])[A-Za-z_][\w-]{0,60}\.(?:h|hpp|cuh|c|cc|cpp|cu|py|so|dll|txt|json|yaml|yml|toml|cfg)\b"
     r"|(?<![\w{./])[A-Za-z_][\w-]{0,60}/(?=\{)"  # a folder before a placeholder: THC/{header}
+    r"|(?<=\()[A-Za-z_][\w.-]{2,60}(?=\))"  # a name in parentheses: "... based projects (tokenizers)"
 )
 
 
@@ -265,7 +266,7 @@ class _Pattern:
         self.quoted = tuple(f.get("quoted", ()))  # words of its quoted literals ('torch', 'huggingface_hub')
         # a pattern with few content words left after normalisation ("module <*> has no attribute <*>")
         # is too generic for fuzzy evidence: it must match as a template
-        self.fuzzy_ok = len(self.tokens) - len(self.quoted) >= MIN_FUZZY_TOKENS
+        self.fuzzy_ok = len(self.tokens) - len(self.quoted) >= MIN_FUZZY_TOKENS and not f.get("specialises")
         self.required, self.specificity, self.literal_start, self.head_src = (
             f["required"],
             f["specificity"],
@@ -281,7 +282,8 @@ class _Pattern:
 
     @property
     def files(self) -> tuple[str, ...]:
-        """The files (and folders) the template names itself, lower case (:func:`_files_agree`)."""
+        """The files (and folders, and names in parentheses) the template names itself, lower case
+        (:func:`_files_agree`)."""
         if self._files is None:
             self._files = tuple(n.lower() for n in _FILE_NAME.findall(self.raw[:2000]))
         return self._files
