@@ -231,3 +231,29 @@ def test_who_raised_a_cut_traceback_or_a_missing_module():
         "ModuleNotFoundError: No module named 'fastchat.protocol'\n"
     )
     assert imported["raised_by"] == {"kind": "environment", "library": "fschat"}, imported["raised_by"]
+
+
+def test_installation_failures_say_environment_and_name_the_package_or_tool():
+    """A name the installed release does not offer (`cannot import name 'Field' from 'torchtext.data'`)
+    and a compiled part of an installed package that does not load are the installation's, as the
+    curated moved-name entries say, whatever frame shows them; nvcc on Windows is `nvcc.exe`."""
+    field = _answer(
+        'Traceback (most recent call last):\n  File "main.py", line 2, in <module>\n'
+        "    from torchtext.data import Field\n"
+        "ImportError: cannot import name 'Field' from 'torchtext.data' "
+        "(/usr/local/lib/python3.10/dist-packages/torchtext/data/__init__.py)\n"
+    )
+    assert field["raised_by"] == {"kind": "environment", "library": "torchtext"}, field["raised_by"]
+    so = _answer(
+        "Traceback (most recent call last):\n"
+        '  File "/usr/local/lib/python3.9/dist-packages/kaolin/__init__.py", line 1, in <module>\n'
+        "    from . import _C\n"
+        "ImportError: /usr/local/lib/python3.9/dist-packages/kaolin/_C.so: undefined sym"
+    )
+    assert so["raised_by"] == {"kind": "environment", "library": "kaolin"}, so["raised_by"]
+    from explainer.match.origin import from_paste
+    from explainer.parse.parser import parse_text
+
+    # (what the paste shows, under an answer that leaves the tool to it)
+    nvcc = from_paste(parse_text("error: command 'C:\\\\CUDA\\\\v10.1\\\\bin\\\\nvcc.exe' failed with exit status 1\n"))
+    assert nvcc == {"kind": "environment", "library": "nvcc"}, nvcc

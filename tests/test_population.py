@@ -21,7 +21,7 @@ from .conftest import FIXTURES
 FLOORS = {
     "population_own.jsonl": (26, 14, 2),
     "population_own2.jsonl": (45, 27, 8),
-    "population_own3.jsonl": (50, 27, 11),
+    "population_own3.jsonl": (50, 27, 8),
 }
 
 

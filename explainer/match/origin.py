@@ -21,7 +21,7 @@ _ALNUM = Lazy(r"[^a-z0-9]")
 _MISSING_CUT = Lazy(r"No module named '([A-Za-z_][\w-]{0,100}\.[\w.-]{1,200})\s*$")
 _CANNOT_IMPORT = Lazy(r"cannot import name '\w{1,200}' from '([A-Za-z_][\w.]{0,200})'")
 _TOOLS = (  # a build tool's own failure line -> the tool
-    (Lazy(r"command '[^'\n]{0,300}nvcc' failed|nvcc fatal|nvcc error"), "nvcc"),
+    (Lazy(r"command '[^'\n]{0,300}nvcc(?:\.exe)?' failed|nvcc fatal|nvcc error"), "nvcc"),
     (Lazy(r"ninja: build stopped|Ninja is required"), "ninja"),
     (Lazy(r"Failed building wheel for ([\w.-]{1,100})"), None),  # the wheel's own name
     (Lazy(r"ResolutionImpossible|externally-managed-environment|pip's dependency resolver"), "pip"),
@@ -235,7 +235,8 @@ def _goes_on_after(parsed, frame) -> bool:
 def from_paste(parsed, raised_at=()) -> dict:
     """``raised_by`` from the paste alone (no curated entry answered)."""
     missing = missing_module(parsed.message) or _cut_missing(parsed.message)
-    if raised_at and not (missing and raised_at[0].get("origin") == "frame"):
+    loader = _SHARED_OBJECT.search((parsed.message or "")[:2000])
+    if raised_at and not ((missing or loader) and raised_at[0].get("origin") == "frame"):
         # (a module the import system could not find is the installation's, whichever frame imported it)
         lib = raised_at[0].get("library")
         return who("library", lib.replace("_", "-")) if lib else who("torch")
@@ -258,9 +259,8 @@ def from_paste(parsed, raised_at=()) -> dict:
             return who("environment", dists[0] if dists else None)
     if native_site(parsed):
         return who("library", "MPSGraph")  # the process died inside Apple's graph compiler
-    m = _SHARED_OBJECT.search((parsed.message or "")[:2000])
-    if m:  # a compiled part of an installed package failed to load: that package's build
-        return who("environment", _distribution(m.group(1)))
+    if loader:  # a compiled part of an installed package failed to load: that package's build
+        return who("environment", _distribution(loader.group(1)))
     if missing and (parsed.exc_type or "ModuleNotFoundError").endswith(("ModuleNotFoundError", "ImportError")):
         from explainer.facts import distributions_of, library_of
 
@@ -282,7 +282,7 @@ def from_paste(parsed, raised_at=()) -> dict:
 
         dists = distributions_of(m.group(1).split(".", 1)[0])
         if dists and dists[0] != "torch":
-            return who("library", dists[0])  # a name the installed release of a package does not offer
+            return who("environment", dists[0])  # a name the installed release of a package does not offer
     owner = kwarg_library(parsed) if "unexpected keyword argument" in (parsed.message or "") else None
     if owner:  # a library's callable got an option it does not take: its API, not the user's Python
         return who("library", owner)
