@@ -1119,3 +1119,32 @@ def test_a_pattern_that_specialises_another_entrys_template_is_no_fuzzy_evidence
         "subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.\n"
     )
     assert top(index, ninja) == "cpp-extension-ninja-build-failed"
+
+
+def test_what_ends_before_an_entrys_telling_words_and_benign_lines_are_no_evidence(index):
+    """A complete `cannot import name 'Block' from 'mamba_ssm.modules.mamba2'` is not the cut-off
+    beginning of "... (unknown location)", whose words in parentheses are what tell that entry apart;
+    NCCL's INFO/WARN lines of a run that then hangs are no NCCL error; `TTS.tts.models.xtts` is a
+    submodule of the TTS package that was found (its distribution coqui-tts holds the name), and pip's
+    'Building editable for X (pyproject.toml) ... error' is a failed build."""
+    moved = answer_json(
+        explain_text("ImportError: cannot import name 'Block' from 'mamba_ssm.modules.mamba2'\n", index), index
+    )
+    assert moved["matches"] == [], moved["matches"]
+    unknown = "ImportError: cannot import name 'Coqpit' from 'coqpit' (unknown location)\n"
+    assert top(index, unknown) == "import-unknown-location"
+    hang = (
+        "node1:1234:1234 [0] NCCL INFO NET/IB : No device found.\n"
+        "node1:1234:1234 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n"
+        "node1:1234:1240 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]\n"
+        "the training then hangs at the first all_reduce\n"
+    )
+    assert answer_json(explain_text(hang, index), index)["matches"] == []
+    tts = answer_json(explain_text("ModuleNotFoundError: No module named 'TTS.tts.models.xtts'\n", index), index)
+    assert tts["matches"] == [] and tts["nearest"][0]["id"] == "no-module-third-party", tts["matches"]
+    editable = (
+        "Building wheels for collected packages: groundingdino\n"
+        "  Building editable for groundingdino (pyproject.toml) ... error\n"
+        "  error: subprocess-exited-with-error\n"
+    )
+    assert top(index, editable) == "pip-wheel-build-failed"

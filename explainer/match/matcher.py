@@ -219,6 +219,15 @@ _FILE_NAME = Lazy(
 )
 
 
+def _tells_after(rest: str) -> bool:
+    """Whether a template goes on, after where a message ends, with its own words in parentheses
+    ("cannot import name 'X' from 'Y' (unknown location)"): the message ended at a whole name and what
+    tells the entry apart is the part it does not have (another path there is another error), so it
+    is no cut-off beginning of that template."""
+    rest = rest.lstrip()
+    return rest.startswith("(") and not rest.startswith("(<*>")
+
+
 def _files_agree(folded: str, names: tuple[str, ...]) -> bool:
     """Whether a message (lower case) read as similar to a template names the files (and folders) the
     template names itself (``names``): "Could not open requirements file: [Errno 2] No such file or
@@ -631,6 +640,7 @@ class Matcher:
                         len(norm) < len(p.normalized)
                         and p.normalized.startswith(norm)
                         and all(q in folded for q in p.quoted)
+                        and not _tells_after(p.normalized[len(norm) :])
                     )
                     or (closed is not None and p.normalized.startswith(closed) and _cut_quote(open_quote, p, folded))
                 )

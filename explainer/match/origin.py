@@ -14,7 +14,9 @@ from explainer.textio import Lazy, path_parts
 _PACKAGE = Lazy(r"(?:site|dist)-packages[\\/]+([A-Za-z_]\w{0,80})")
 _STDLIB = Lazy(r"[\\/]lib[\\/]+python3\.\d{1,2}[\\/]+(?!site-packages|dist-packages)[\w.-]{1,80}(?:[\\/]|\.py$)")
 # a shared object inside an installed package, in a loader's message (undefined symbol, dlopen failed)
-_SHARED_OBJECT = Lazy(r"(?:site|dist)-packages[\\/]+([A-Za-z_]\w{0,80})[\\/][^\s:'\"]{0,300}?\.(?:so|pyd|dll|dylib)\b")
+_SHARED_OBJECT = Lazy(
+    r"(?:site|dist)-packages[\\/]+([A-Za-z_]\w{0,80})(?:[\\/][^\s:'\"]{0,300}?)?(?:\.cpython-[\w-]{1,60}|\.cp\d{2,3}-[\w-]{1,40})?\.(?:so|pyd|dll|dylib)\b"
+)
 # the module an import could not find, in CPython's English and its Chinese translations
 _MISSING = Lazy(r"No module named '([A-Za-z_][\w.-]{0,200})'|没有名为 ?['“]([A-Za-z_][\w.-]{0,200})['”]")
 _ALNUM = Lazy(r"[^a-z0-9]")
@@ -146,9 +148,11 @@ def found_package(parsed) -> str | None:
         return None
     from explainer.facts import distributions_of
 
-    sub_key = _ALNUM.sub("", sub.lower())
-    if sub_key and any(sub_key in _ALNUM.sub("", d.lower()) for d in distributions_of(top)):
-        return None
+    sub_key, top_key = _ALNUM.sub("", sub.lower()), _ALNUM.sub("", top.lower())
+    for d in distributions_of(top):
+        d_key = _ALNUM.sub("", d.lower())
+        if sub_key and sub_key in d_key and top_key not in d_key:
+            return None  # google.protobuf -> protobuf (TTS.tts -> coqui-tts is TTS's own submodule)
     return name
 
 
@@ -260,7 +264,13 @@ def from_paste(parsed, raised_at=()) -> dict:
     if native_site(parsed):
         return who("library", "MPSGraph")  # the process died inside Apple's graph compiler
     if loader:  # a compiled part of an installed package failed to load: that package's build
-        return who("environment", _distribution(loader.group(1)))
+        from explainer.facts import distributions_of
+
+        name = loader.group(1)
+        # (an extension module right in site-packages, causal_conv1d_cuda.cpython-310-....so: named
+        # only where a distribution is known to install it)
+        if distributions_of(name) or "/" in loader.group(0).replace("\\", "/").split("-packages", 1)[1].strip("/"):
+            return who("environment", _distribution(name))
     if missing and (parsed.exc_type or "ModuleNotFoundError").endswith(("ModuleNotFoundError", "ImportError")):
         from explainer.facts import distributions_of, library_of
 
