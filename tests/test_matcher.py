@@ -1148,3 +1148,22 @@ def test_what_ends_before_an_entrys_telling_words_and_benign_lines_are_no_eviden
         "  error: subprocess-exited-with-error\n"
     )
     assert top(index, editable) == "pip-wheel-build-failed"
+
+
+def test_a_script_folder_means_the_script_run_from_it_not_a_module_imported_from_it(index):
+    """project-module-not-found's scripts/ signal is the outermost frame (the script started from
+    scripts/, so the repository's root is not on sys.path); a module of scripts/ imported by the app
+    (`from scripts.tts_funcs import ...` failing on `from TTS.api import TTS`) is no such evidence."""
+    run = (
+        'Traceback (most recent call last):\n  File "/home/u/repo/scripts/amg.py", line 9, in <module>\n'
+        "    from segment_anything import sam_model_registry\n"
+        "ModuleNotFoundError: No module named 'segment_anything'\n"
+    )
+    assert top(index, run) == "project-module-not-found"
+    imported = (
+        'Traceback (most recent call last):\n  File "C:\\\\xtts-webui\\\\app.py", line 67, in <module>\n'
+        "    from xtts_webui import demo\n"
+        '  File "C:\\\\xtts-webui\\\\scripts\\\\tts_funcs.py", line 6, in <module>\n'
+        "    from TTS.api import TTS\nModuleNotFoundError: No module named 'TTS'\n"
+    )
+    assert top(index, imported) == "no-module-third-party"

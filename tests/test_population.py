@@ -22,7 +22,7 @@ FLOORS = {
     "population_own.jsonl": (26, 14, 2),
     "population_own2.jsonl": (45, 26, 8),
     "population_own3.jsonl": (50, 27, 8),
-    "population_own4.jsonl": (55, 23, 5),
+    "population_own4.jsonl": (55, 24, 4),
 }
 
 
