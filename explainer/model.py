@@ -86,6 +86,7 @@ NAMED_SIGNALS = frozenset(
         "found_package",
         "spawned_child",
         "other_requirement",
+        "script_in_folder",
     }
 )
 

@@ -1163,6 +1163,8 @@ def test_a_script_folder_means_the_script_run_from_it_not_a_module_imported_from
     imported = (
         'Traceback (most recent call last):\n  File "C:\\\\xtts-webui\\\\app.py", line 67, in <module>\n'
         "    from xtts_webui import demo\n"
+        '  File "C:\\\\xtts-webui\\\\xtts_webui.py", line 3, in <module>\n'
+        "    from scripts.tts_funcs import TTSWrapper\n"
         '  File "C:\\\\xtts-webui\\\\scripts\\\\tts_funcs.py", line 6, in <module>\n'
         "    from TTS.api import TTS\nModuleNotFoundError: No module named 'TTS'\n"
     )

@@ -940,6 +940,28 @@ def _other_requirement(parsed: Parsed) -> str | None:
     return names[-1]
 
 
+_SCRIPT_FOLDERS = frozenset({"scripts", "demo", "demos", "examples", "experiments", "notebooks"})
+
+
+def _script_in_folder(parsed: Parsed) -> str | None:
+    """The matcher's own named signal: the traceback starts in a script of a ``scripts/``-like folder at
+    module level, run from there (so the repository's root is not on ``sys.path``), not imported as a
+    module of that folder's package by the frame before it (``from scripts.tts_funcs import ...``:
+    then the root is on the path)."""
+    from explainer.textio import path_parts
+
+    user = [f for f in parsed.frames if not f.library and f.file]
+    for k, f in enumerate(user):
+        parts = path_parts(f.file[-300:])
+        if len(parts) < 2 or parts[-2] not in _SCRIPT_FOLDERS or f.function != "<module>":
+            continue
+        before = (user[k - 1].code or "").lstrip() if k else ""
+        if before.startswith((f"from {parts[-2]}", f"import {parts[-2]}")):
+            return None
+        return f.file[-300:]
+    return None
+
+
 def _library_kwarg(parsed: Parsed) -> str | None:
     """The matcher's own named signal: a keyword argument a library's releases differ on."""
     if "unexpected keyword argument" not in (parsed.message or ""):
@@ -956,6 +978,7 @@ _DERIVED = {
     "found_package": _found_package,
     "spawned_child": _spawned_child,
     "other_requirement": _other_requirement,
+    "script_in_folder": _script_in_folder,
 }
 
 
