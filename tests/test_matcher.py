@@ -1169,3 +1169,40 @@ def test_a_script_folder_means_the_script_run_from_it_not_a_module_imported_from
         "    from TTS.api import TTS\nModuleNotFoundError: No module named 'TTS'\n"
     )
     assert top(index, imported) == "no-module-third-party"
+
+
+def test_older_wordings_and_import_evidence_only_where_an_import_failed(index):
+    """torch 0.4's `ImportError: DLL load failed: ...` at `from torch._C import *` is the Windows DLL
+    entry (another package's DLL failure is not); the CUDA runtime's own `CUDA driver version is
+    insufficient for CUDA runtime version` (1.x: `cuda runtime error (35) : ...`) is the old driver; an
+    import entry's signal lines answer nothing in a paste where no import failed; a compiled part of a
+    package the traceback shows imported (`_ext/pointnet2/__init__.py`) is not the project's own module;
+    a warning quoting a found package's missing submodule is no missing install."""
+    dll = (
+        'Traceback (most recent call last):\n  File "test.py", line 1, in <module>\n    import torch\n'
+        '  File "C:\\\\Python36\\\\lib\\\\site-packages\\\\torch\\\\__init__.py", line 78, in <module>\n'
+        "    from torch._C import *\nImportError: DLL load failed: 找不到指定的模块。\n"
+    )
+    assert top(index, dll) == "windows-dll-load-failed"
+    cv2 = 'Traceback (most recent call last):\n  File "x.py", line 1, in <module>\n    import cv2\nImportError: DLL load failed: The specified module could not be found.\n'
+    assert answer_json(explain_text(cv2, index), index)["matches"] == []
+    old = "RuntimeError: cuda runtime error (35) : CUDA driver version is insufficient for CUDA runtime version at /opt/conda/conda-bld/pytorch/work/aten/src/THC/THCGeneral.cpp:70\n"
+    assert top(index, old) == "cuda-driver-too-old"
+    no_import = (
+        'Traceback (most recent call last):\n  File "/home/u/repo/tools/demo_track.py", line 9, in <module>\n'
+        "    sys.path.append('.')\n    main()\n"
+        "AttributeError: 'STrack' object has no attribute '_count'\n"
+    )
+    assert "project-module-not-found" not in [
+        m["id"] for m in answer_json(explain_text(no_import, index), index)["matches"]
+    ]
+    built = (
+        'Traceback (most recent call last):\n  File "utils/pointnet2_utils.py", line 11, in <module>\n'
+        "    from _ext import pointnet2\n"
+        '  File "utils/_ext/pointnet2/__init__.py", line 3, in <module>\n'
+        "    from ._pointnet2 import lib as _lib, ffi as _ffi\n"
+        "ModuleNotFoundError: No module named '_ext.pointnet2._pointnet2'\n"
+    )
+    assert answer_json(explain_text(built, index), index)["matches"] == []
+    warned = "RuntimeWarning: Failed to read commit hash: No module named 'vllm._version'\n"
+    assert answer_json(explain_text(warned, index), index)["matches"] == []

@@ -820,6 +820,8 @@ class Matcher:
                     crashed = _crashed(parsed)
                 if crashed:
                     continue  # a warning printed on the way is not why the process died
+            if self.types[eid] <= _IMPORT_TYPES and not _names_a_missing_module(parsed):
+                continue  # an import that found no module, in a paste where no import failed
             best[eid] = Evidence(SIGNAL_ONLY, 3, [why], {})
 
     def _unless(self, best: dict[str, Evidence], parsed: Parsed) -> None:
@@ -995,6 +997,16 @@ def _without_hints(normalized: str) -> str:
     if "cuda" not in normalized:
         return normalized
     return _HINTS.sub("", normalized).strip()
+
+
+_IMPORT_TYPES = frozenset({"modulenotfounderror", "importerror"})
+
+
+def _names_a_missing_module(parsed: Parsed) -> bool:
+    return any(
+        "No module named" in (e.message or "") or "没有名为" in (e.message or "")
+        for e in (parsed, *parsed.chain, *parsed.others)
+    )
 
 
 def _crashed(parsed: Parsed) -> bool:

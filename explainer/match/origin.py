@@ -140,9 +140,7 @@ def found_package(parsed) -> str | None:
     installed) and for a package's own native core (``cv2.cv2``: a broken install)."""
     name = missing_module(parsed.message) or _cut_missing(parsed.message)
     if not name or "." not in name.strip("."):
-        return None
-    if not (parsed.exc_type or "ModuleNotFoundError").endswith(("ModuleNotFoundError", "ImportError")):
-        return None
+        return None  # (whatever the type: a warning may quote the import that failed)
     top, sub = name.split(".")[:2]
     if not top or not sub or sub == top:
         return None

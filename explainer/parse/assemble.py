@@ -31,6 +31,7 @@ _ERRORISH = Lazy(
 
 # the module an import could not find, and the folders of a frame's path
 _MISSING_MODULE = Lazy(r"No module named '([A-Za-z_]\w{0,100})(?:'|\.(\w))")
+_MISSING_NAME = Lazy(r"No module named '([A-Za-z_][\w.]{0,200})'")
 
 
 def _own_package(exc_type: str | None, message: str | None, frames) -> Signal | None:
@@ -45,8 +46,13 @@ def _own_package(exc_type: str | None, message: str | None, frames) -> Signal | 
     if not m or m.group(2) == "_":
         return None
     top = m.group(1)
-    if any(path_parts(f.file[-300:])[-2:] == [top, "__init__.py"] for f in frames if f.file):
-        return None  # the package itself was imported: a submodule its checkout lacks (one a build writes)
+    full = _MISSING_NAME.search((message or "")[:300])
+    parents = full.group(1).split(".")[:-1] if full else [top]  # the packages the import went through
+    for package in parents:
+        if any(path_parts(f.file[-300:])[-2:] == [package, "__init__.py"] for f in frames if f.file):
+            # a package on the way was imported (``_ext/pointnet2/__init__.py`` for
+            # ``_ext.pointnet2._pointnet2``): a submodule its checkout lacks (one a build writes)
+            return None
     for f in frames:
         if f.library or not f.file:
             continue
