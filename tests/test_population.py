@@ -23,6 +23,7 @@ FLOORS = {
     "population_own2.jsonl": (45, 26, 8),
     "population_own3.jsonl": (50, 27, 8),
     "population_own4.jsonl": (55, 24, 4),
+    "population_own5.jsonl": (51, 18, 7),
 }
 
 
