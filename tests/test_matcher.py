@@ -1206,3 +1206,19 @@ def test_older_wordings_and_import_evidence_only_where_an_import_failed(index):
     assert answer_json(explain_text(built, index), index)["matches"] == []
     warned = "RuntimeWarning: Failed to read commit hash: No module named 'vllm._version'\n"
     assert answer_json(explain_text(warned, index), index)["matches"] == []
+
+
+def test_warnings_of_pips_isolated_build_are_not_the_users_environment(index):
+    """torch imported inside pip's isolated build environment warns that it has no NumPy: that is the
+    temporary environment's, not a NumPy ABI problem of the user's; the same warning from the user's own
+    site-packages still is."""
+    build = (
+        "  /tmp/pip-build-env-jmrxpe19/overlay/lib/python3.10/site-packages/torch/_subclasses/functional_tensor.py:276: "
+        "UserWarning: Failed to initialize NumPy: No module named 'numpy' (Triggered internally at "
+        "/pytorch/torch/csrc/utils/tensor_numpy.cpp:81.)\n"
+        "    cpu = _conversion_method_template(device=torch.device('cpu'))\n"
+        "  <string>:118: UserWarning: mamba_ssm was requested, but nvcc was not found.\n"
+    )
+    assert "numpy2-abi-mismatch" not in [m["id"] for m in answer_json(explain_text(build, index), index)["matches"]]
+    own = build.replace("/tmp/pip-build-env-jmrxpe19/overlay", "/home/u/env") + "RuntimeError: Numpy is not available\n"
+    assert top(index, own) == "numpy2-abi-mismatch"

@@ -327,6 +327,10 @@ def _warning(st: Scan, line: str, s: str) -> int | None:
     more, j = _collect(st.lines, st.i + 1, 8 - bool(first), ends)
     if j < len(st.lines) and (_indent(st.lines[j]) >= source or st.lines[j].strip().startswith("warnings.warn")):
         j += 1
+    if "pip-build-env-" in s[:500]:
+        # printed inside pip's isolated build environment (torch there warns that it has no NumPy):
+        # about that temporary environment, not the user's, so neither a signal nor an exception
+        return j
     st.signals.append(Signal("warning", s[:500]))
     st.add_exc(m.group("type"), " ".join([first, *more] if first else more) or None, warning=True)
     return j
