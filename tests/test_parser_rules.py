@@ -393,3 +393,14 @@ def test_a_missing_package_that_is_a_folder_of_the_users_frames_is_the_projects_
     for f in ("/w/LLaMA-Factory/src/llamafactory/cli.py", "/w/Langchain-Chatchat/chatchat/cli.py"):
         top = f.split("/")[-2]
         assert _own(tb.format(f=f, e=f"ModuleNotFoundError: No module named '{top}'")) == [f]
+
+
+def test_an_inline_message_inside_the_lines_own_parenthesis():
+    """A note such as Codex's `*(fails: ModuleNotFoundError: No module named 'torch')*`: the closing
+    parenthesis and emphasis are the line's, not the message's; a message's own balanced parentheses stay."""
+    from explainer.parse.parser import parse_text
+
+    p = parse_text("- `pytest` *(fails: ModuleNotFoundError: No module named 'torch')*")
+    assert (p.exc_type, p.message) == ("ModuleNotFoundError", "No module named 'torch'")
+    p = parse_text("(this fails with ValueError: too many values to unpack (expected 2))")
+    assert p.message == "too many values to unpack (expected 2)"

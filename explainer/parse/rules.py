@@ -466,6 +466,13 @@ def _inline_exception(st: Scan, line: str, s: str) -> int | None:
         else:  # the closing quote, not an apostrophe inside a word ("Can't")
             close = _CLOSING[closer].search(msg)
             msg = msg[: close.start()] if close else msg
+    before = line[: im.start()]
+    if before.count("(") > before.count(")"):
+        # inside a parenthesis the line opened before the type ("*(fails: ModuleNotFoundError: No module
+        # named 'torch')*"): its closing parenthesis (and emphasis) is the line's, not the message's
+        bare = msg.rstrip("*_` ")
+        if bare.endswith(")") and bare.count(")") > bare.count("("):
+            msg = bare[:-1]
     # commentary often goes on after the message: drop the sentences that talk to the reader
     sentences = _SENTENCE_END.split(msg.strip())
     while len(sentences) > 1 and _CHATTY.search(sentences[-1].lower()):
