@@ -943,6 +943,9 @@ def _other_requirement(parsed: Parsed) -> str | None:
 
 
 _SCRIPT_FOLDERS = frozenset({"scripts", "demo", "demos", "examples", "experiments", "notebooks"})
+_SCRIPT_FRAME = Lazy(
+    r'File "[^"\n]{0,300}[\\/](scripts|demos?|examples|experiments|notebooks)[\\/][\w-]{1,100}\.py", line \d{1,7}, in <module>'
+)
 
 
 def _script_in_folder(parsed: Parsed) -> str | None:
@@ -961,6 +964,15 @@ def _script_in_folder(parsed: Parsed) -> str | None:
         if before.startswith((f"from {parts[-2]}", f"import {parts[-2]}")):
             return None
         return f.file[-300:]
+    # the same in an earlier traceback of the paste (a chained cause), read from its lines: the line
+    # above such a frame is the code of the frame before it, or the traceback's header
+    lines = parsed.lines
+    for i, line in enumerate(lines):
+        m = _SCRIPT_FRAME.search(line[:600]) if "<module>" in line else None
+        if m:
+            before = lines[i - 1].strip() if i else ""
+            if not before.startswith((f"from {m.group(1)}", f"import {m.group(1)}")):
+                return m.group(0)
     return None
 
 
