@@ -25,6 +25,7 @@ FLOORS = {
     "population_own4.jsonl": (55, 24, 4),
     "population_own5.jsonl": (51, 18, 7),
     "population_own6.jsonl": (34, 19, 7),
+    "population_own7.jsonl": (14, 10, 3),
 }
 
 
