@@ -53,9 +53,7 @@ def notes(parsed, raised_by: dict, *, local: bool = False, answered: bool = Fals
             if dists != [top]:  # worth saying where the names differ (cv2 -> opencv-python)
                 out.append(_note(f"`{top}` is provided by {en}.", f"`{top}` 由 {zh} 提供。"))
             have = [(d, v) for d in dists if (v := installed_version(d))] if local else []
-            if found:  # said below, with what is installed here
-                pass
-            elif have:
+            if have and not found:  # (a found package's missing submodule: said below, with what is installed)
                 d, v = have[0]
                 out.append(
                     _note(

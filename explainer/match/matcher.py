@@ -106,12 +106,25 @@ def _type_key(t: str | None) -> str | None:
     return _TYPE_SEP.split(t)[-1].lower()
 
 
-def _spawned_child_eof(parsed: Parsed) -> bool:
-    return bool(parsed.exc_type and parsed.exc_type.endswith("EOFError")) and any(
-        f.function in ("_main", "spawn_main")
-        and [p for p in _PATH_SEP.split(f.file) if p][-2:] == ["multiprocessing", "spawn.py"]
-        for f in parsed.frames
+def _file_ends(frame, *parts: str) -> bool:
+    """Whether a frame's file ends with these path parts (any separators)."""
+    return [p for p in _PATH_SEP.split(frame.file or "") if p][-len(parts) :] == list(parts)
+
+
+def _spawn_frame(parsed: Parsed):
+    """The frame of multiprocessing's ``spawn_main``/``_main``: the traceback is a spawned child's."""
+    return next(
+        (
+            f
+            for f in parsed.frames
+            if f.function in ("_main", "spawn_main") and _file_ends(f, "multiprocessing", "spawn.py")
+        ),
+        None,
     )
+
+
+def _spawned_child_eof(parsed: Parsed) -> bool:
+    return bool(parsed.exc_type and parsed.exc_type.endswith("EOFError")) and _spawn_frame(parsed) is not None
 
 
 def _backends_named(folded: str) -> set[str]:
@@ -898,15 +911,7 @@ def _found_package(parsed: Parsed) -> str | None:
     from explainer.match.origin import found_package
 
     # the final exception's, or an earlier one's that a template may have matched instead
-    for exc in (parsed, *parsed.chain, *parsed.others):
-        if "named" in (exc.message or "") or "没有名为" in (exc.message or ""):
-            found = found_package(exc)
-            if found:
-                return found
-    return None
-
-
-_SEPS = Lazy(r"[\\/]+")
+    return next((found for exc in _missing_module_exceptions(parsed) if (found := found_package(exc))), None)
 
 
 def _spawned_child(parsed: Parsed) -> str | None:
@@ -914,13 +919,10 @@ def _spawned_child(parsed: Parsed) -> str | None:
     ``spawn_main``, Windows' and macOS's way of starting a DataLoader worker) reading what its parent
     sent, with no ``torch.load`` among the frames: its ``EOFError: Ran out of input`` means the parent
     failed while sending (a pickling error printed above it), not an empty file."""
-    files = [_SEPS.sub("/", (f.file or "")[:1000]) for f in parsed.frames]
-    if any(f.endswith("torch/serialization.py") for f in files):
+    if any(_file_ends(f, "torch", "serialization.py") for f in parsed.frames):
         return None
-    for f, fr in zip(files, parsed.frames):
-        if f.endswith("multiprocessing/spawn.py") and fr.function in ("spawn_main", "_main"):
-            return "multiprocessing/spawn.py " + fr.function
-    return None
+    frame = _spawn_frame(parsed)
+    return f"multiprocessing/spawn.py {frame.function}" if frame else None
 
 
 _REQUIREMENT = Lazy(r"(?:No matching distribution found for|satisfies the requirement) ([A-Za-z0-9][\w.\-]{0,100})")
@@ -944,7 +946,9 @@ def _other_requirement(parsed: Parsed) -> str | None:
 
 _SCRIPT_FOLDERS = frozenset({"scripts", "demo", "demos", "examples", "experiments", "notebooks"})
 _SCRIPT_FRAME = Lazy(
-    r'File "[^"\n]{0,300}[\\/](scripts|demos?|examples|experiments|notebooks)[\\/][\w-]{1,100}\.py", line \d{1,7}, in <module>'
+    r'File "[^"\n]{0,300}[\\/]('
+    + "|".join(sorted(_SCRIPT_FOLDERS))
+    + r')[\\/][\w-]{1,100}\.py", line \d{1,7}, in <module>'
 )
 
 
@@ -1014,11 +1018,18 @@ def _without_hints(normalized: str) -> str:
 _IMPORT_TYPES = frozenset({"modulenotfounderror", "importerror"})
 
 
-def _names_a_missing_module(parsed: Parsed) -> bool:
-    return any(
-        "No module named" in (e.message or "") or "没有名为" in (e.message or "")
+def _missing_module_exceptions(parsed: Parsed):
+    """The paste's exceptions (the final one, its chain, the others) whose message names a module an
+    import could not find."""
+    return (
+        e
         for e in (parsed, *parsed.chain, *parsed.others)
+        if "No module named" in (e.message or "") or "没有名为" in (e.message or "")
     )
+
+
+def _names_a_missing_module(parsed: Parsed) -> bool:
+    return next(_missing_module_exceptions(parsed), None) is not None
 
 
 def _crashed(parsed: Parsed) -> bool:

@@ -15,7 +15,7 @@ _PACKAGE = Lazy(r"(?:site|dist)-packages[\\/]+([A-Za-z_]\w{0,80})")
 _STDLIB = Lazy(r"[\\/]lib[\\/]+python3\.\d{1,2}[\\/]+(?!site-packages|dist-packages)[\w.-]{1,80}(?:[\\/]|\.py$)")
 # a shared object inside an installed package, in a loader's message (undefined symbol, dlopen failed)
 _SHARED_OBJECT = Lazy(
-    r"(?:site|dist)-packages[\\/]+([A-Za-z_]\w{0,80})(?:[\\/][^\s:'\"]{0,300}?)?(?:\.cpython-[\w-]{1,60}|\.cp\d{2,3}-[\w-]{1,40})?\.(?:so|pyd|dll|dylib)\b"
+    r"(?:site|dist)-packages[\\/]+([A-Za-z_]\w{0,80})(?P<inside>[\\/][^\s:'\"]{0,300}?)?(?:\.cpython-[\w-]{1,60}|\.cp\d{2,3}-[\w-]{1,40})?\.(?:so|pyd|dll|dylib)\b"
 )
 # the module an import could not find, in CPython's English and its Chinese translations
 _MISSING = Lazy(r"No module named '([A-Za-z_][\w.-]{0,200})'|没有名为 ?['“]([A-Za-z_][\w.-]{0,200})['”]")
@@ -267,7 +267,7 @@ def from_paste(parsed, raised_at=()) -> dict:
         name = loader.group(1)
         # (an extension module right in site-packages, causal_conv1d_cuda.cpython-310-....so: named
         # only where a distribution is known to install it)
-        if distributions_of(name) or "/" in loader.group(0).replace("\\", "/").split("-packages", 1)[1].strip("/"):
+        if loader.group("inside") or distributions_of(name):
             return who("environment", _distribution(name))
     if missing and (parsed.exc_type or "ModuleNotFoundError").endswith(("ModuleNotFoundError", "ImportError")):
         from explainer.facts import distributions_of, library_of
