@@ -18,6 +18,17 @@ def needs_shared(*parts: str) -> Path:
     return path
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _long_tail_compiled():
+    """The long tail's SQLite files compiled from the checkout's data files, as ``open_index`` does on a
+    fresh clone's first command. An explanation never compiles them (no request waits seconds for it),
+    so without this a test that names raise sites passes or fails by whether an earlier test in the
+    shuffled order happened to open the real index first."""
+    from explainer.knowledge.index import _compile_longtail
+
+    _compile_longtail()
+
+
 @pytest.fixture(scope="session")
 def index(tmp_path_factory):
     """The real knowledge base, built once into a temporary index."""

@@ -14,17 +14,6 @@ from explainer.surfaces.gaps import Recorder, Store, clusters, draft, record, re
 
 from .conftest import ROOT
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _long_tail_compiled():
-    """The gap log keeps only the words torch writes, read from the long tail's compiled index, which
-    it never compiles itself (a request must not wait for it). In a clean clone something else compiles
-    it first, or not, depending on the order the tests run in: compile it here."""
-    from explainer.match.longtail import open_longtail
-
-    open_longtail(compile_ok=True)
-
-
 SECRETS = {
     "sk-live-4f9a8b7c6d5e4f3a2b1c0d9e": "an API key",
     "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8": "a GitHub token",
