@@ -18,6 +18,12 @@ import traceback
 import warnings
 
 _PLATFORMS = {"linux": "linux", "windows": "win32", "macos": "darwin"}
+# a command a snippet runs: the names it goes by, and what the skip reason calls it
+_TOOLS = {
+    "c-compiler": (("c++", "g++", "clang++", "cc", "gcc"), "a C/C++ compiler"),
+    "ninja": (("ninja",), "ninja"),
+    "conda": (("conda", "mamba", "micromamba"), "conda (or mamba)"),
+}
 
 
 def _version_tuple(v: str) -> tuple[int, ...]:
@@ -28,15 +34,11 @@ def unmet(requirement: str) -> str | None:
     """None when the requirement holds here, else the reason it does not."""
     if requirement in _PLATFORMS:
         return None if sys.platform.startswith(_PLATFORMS[requirement]) else f"needs {requirement}"
-    if requirement in ("c-compiler", "ninja"):
+    if requirement in _TOOLS:
         import shutil
 
-        tools = ("c++", "g++", "clang++", "cc", "gcc") if requirement == "c-compiler" else ("ninja",)
-        return (
-            None
-            if any(shutil.which(t) for t in tools)
-            else f"needs {'a C/C++ compiler' if requirement == 'c-compiler' else 'ninja'} on PATH"
-        )
+        tools, what = _TOOLS[requirement]
+        return None if any(shutil.which(t) for t in tools) else f"needs {what} on PATH"
     if requirement in ("torchvision", "triton"):
         return None if importlib.util.find_spec(requirement) else f"needs {requirement} installed"
     m = re.match(r"pkg:([A-Za-z0-9][A-Za-z0-9_.-]*)((?:>=|<=|==|<|>)[0-9][0-9.]*)?$", requirement)

@@ -61,6 +61,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "; but the requirement pip could not find is '{signal}', not torch's",
         "zh": "；但 pip 找不到的是 '{signal}'，不是 torch 的",
     },
+    "on_the_way": {
+        "en": "; but the paste goes on to fail (a crash or a failed assertion): the warning is not why",
+        "zh": "；但粘贴后面程序崩溃了（崩溃或断言失败）：原因不是这条警告",
+    },
     "elsewhere": {
         "en": "but a raise site's template holds the message word for word: it is that message, not this entry's",
         "zh": "但有一个抛出位置的模板与报错信息逐字吻合：报的是那条信息，不是这个条目的",

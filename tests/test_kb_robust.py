@@ -199,3 +199,4 @@ def test_requirements_name_their_reason_when_unmet(monkeypatch):
         "PATH", ""
     )  # no compiler, no ninja: the snippets that build an extension are skipped, saying why
     assert unmet("c-compiler") == "needs a C/C++ compiler on PATH" and unmet("ninja") == "needs ninja on PATH"
+    assert unmet("conda") == "needs conda (or mamba) on PATH"

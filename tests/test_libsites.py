@@ -170,6 +170,37 @@ def test_a_message_python_writes_that_runs_on_claims_no_library_or_torch_site():
     assert out["raised_at"] == []
 
 
+def test_a_warning_is_placed_where_its_header_says_and_called_a_warning():
+    """Python's warnings module writes ``file:line: Category: text``: a package's file names who issued
+    it (its text may follow on the next line); numpy's floating-point words are numpy's at whatever line
+    called the operation; a warning pointed at the user's own line names nobody."""
+    pkg = "/env/lib/python3.11/site-packages/quokka_sched/engine.py"
+    for paste in (
+        f"{pkg}:88: QuokkaDeprecationWarning: step() is deprecated, use advance()\n  warnings.warn(\n",
+        f"{pkg}:88: QuokkaDeprecationWarning:\nstep() is deprecated, use advance()\n",
+    ):
+        out = _answer(paste)
+        site = out["raised_at"][0]
+        assert (site["origin"], site["library"], site["file"], site["line"]) == (
+            "warning",
+            "quokka-sched",
+            "quokka_sched/engine.py",
+            88,
+        ), paste
+        assert out["raised_by"] == {"kind": "library", "library": "quokka-sched"}
+    from explainer.knowledge.index import open_index
+    from explainer.match.explain import explain_text
+    from explainer.render.markdown import raised_at_markdown
+
+    md = raised_at_markdown(explain_text(paste, open_index(), budget=None), lang="both")
+    assert "A warning, not an error" in md and "further down the output" in md and "不是报错" in md
+    numpy = _answer("/home/u/train.py:40: RuntimeWarning: divide by zero encountered in log\n  loss = np.log(p)\n")
+    assert (numpy["raised_at"][0]["library"], numpy["raised_at"][0]["file"]) == ("numpy", "/home/u/train.py")
+    assert numpy["raised_by"] == {"kind": "library", "library": "numpy"}
+    own = _answer("/home/u/train.py:40: UserWarning: the quokka queue is nearly empty\n  warnings.warn(\n")
+    assert all(r["origin"] != "warning" for r in own["raised_at"]) and own["raised_by"]["kind"] != "library"
+
+
 def test_a_qualified_exception_type_names_its_library_without_frames():
     out = _answer("pytorch_lightning.utilities.exceptions.MisconfigurationException: something only 1.x said")
     assert out["raised_by"] == {"kind": "library", "library": "pytorch-lightning"}
@@ -250,6 +281,26 @@ WHO = [
         {"kind": "environment", "library": "kaolin"},
     ),
 ]
+
+
+def test_a_module_that_lacks_a_name_is_the_installed_release_unless_the_project_shadows_it():
+    """``module 'pkg' has no attribute 'Name'`` on a distribution's module: its installed release lacks the
+    name, as ``cannot import name`` says; a project file of that name (``datasets.py``) hides the package."""
+    lacks = (
+        'Traceback (most recent call last):\n  File "/home/u/app/run.py", line 3, in <module>\n'
+        "    pipe = whisperx.DiarizationPipeline()\n"
+        "AttributeError: module 'whisperx' has no attribute 'DiarizationPipeline'\n"
+    )
+    out = _answer(lacks)
+    assert out["raised_by"] == {"kind": "environment", "library": "whisperx"}
+    assert any("has no `whisperx.DiarizationPipeline`" in n for n in out["notes"])
+    shadowed = (
+        'Traceback (most recent call last):\n  File "/home/u/app/train.py", line 9, in <module>\n'
+        "    ds = datasets.build(cfg)\n"
+        '  File "/home/u/app/datasets.py", line 4, in build\n    return datasets.Custom(cfg)\n'
+        "AttributeError: module 'datasets' has no attribute 'Custom'\n"
+    )
+    assert _answer(shadowed)["raised_by"]["kind"] != "environment"
 
 
 @pytest.mark.parametrize("paste, who", WHO)

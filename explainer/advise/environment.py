@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from explainer.match.origin import found_package, missing_module
+from explainer.match.origin import MODULE_LACKS, found_package, missing_module
 from explainer.textio import Lazy
 
 _CANNOT_IMPORT = Lazy(r"cannot import name '(\w{1,200})' from '([A-Za-z_][\w.]{0,200})'")
@@ -107,6 +107,20 @@ def notes(parsed, raised_by: dict, *, local: bool = False, answered: bool = Fals
                     "请对照导入它的代码所针对的版本。",
                 )
             )
+    m = MODULE_LACKS.search(message) if raised_by.get("kind") == "environment" and not (told or answered) else None
+    if m and raised_by.get("library") and raised_by["library"] != "torch":  # (torch's: its entry says it)
+        d, name = raised_by["library"], f"`{m.group(1)}.{m.group(2)}`"
+        v = installed_version(d) if local else None
+        here_en, here_zh = (f" (installed here: {d} {v})", f"（这里装的是 {d} {v}）") if v else ("", "")
+        out.append(
+            _note(
+                f"The installed {d}{here_en} has no {name}: the code was written for another release of it (one "
+                "that added the name later or still had it), or another package installs a module of that name. "
+                "Install the release the project pins (its requirements or README), or use the name that release has.",
+                f"装的 {d}{here_zh} 里没有 {name}：代码是照着它的另一个版本写的（这个名字是后来才加的，或者当时还在），"
+                "或者另一个包装了同名的模块。请装项目指定的版本（看它的 requirements 或 README），或者改用已装版本里的名字。",
+            )
+        )
     if local and raised_by.get("kind") == "environment":
         out.append(
             _note(

@@ -214,6 +214,11 @@ def raised_at(parsed: Parsed, budget: Budget | None = None, *, compile_ok: bool 
         tails = (open_longtail, open_torchhistory, open_libsites)
         opened: list = []
         message = with_cpp_site(parsed)
+        if near and (parsed.exc_type or "").endswith("Warning"):
+            from explainer.match.origin import warning_site
+
+            # a warning's own header names where it was issued: better than a close wording of another message
+            near = not warning_site(parsed)
         for close in (False, True) if near else (False,):
             for i, opener in enumerate(tails):
                 if budget is not None and budget.spent():

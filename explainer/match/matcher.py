@@ -792,6 +792,7 @@ class Matcher:
         self._frames_and_signals(best, parsed, budget)
         self._yield_to_twins(best)  # before `unless`: a twin it holds back still decides which of the two reads it
         self._unless(best, parsed)
+        self._warning_on_the_way(best, parsed)
         self._demote_wrappers(best)
         return rank(best, top)
 
@@ -823,19 +824,26 @@ class Matcher:
                     best[eid] = Evidence(FRAME_BARE, 3, [why.plus("bare", type=str(parsed.exc_type))], {})
                 else:
                     best[eid] = Evidence(FRAME_ONLY, 3, [why.plus("no_message")], {})
-        crashed = None
+        failed = _failed_after(parsed)
         for eid, why in self._signals(parsed, budget).items():
             if eid in best:
                 best[eid].gain(SIGNAL_GAIN, why)
                 continue
-            if self._warns_only(eid):
-                if crashed is None:
-                    crashed = _crashed(parsed)
-                if crashed:
-                    continue  # a warning printed on the way is not why the process died
+            if failed and self._warns_only(eid):
+                continue  # a warning printed on the way is not why the program failed
             if self.types[eid] <= _IMPORT_TYPES and not _names_a_missing_module(parsed):
                 continue  # an import that found no module, in a paste where no import failed
             best[eid] = Evidence(SIGNAL_ONLY, 3, [why], {})
+
+    def _warning_on_the_way(self, best: dict[str, Evidence], parsed: Parsed) -> None:
+        """A warning the paste's message is, where the paste goes on to die (a kernel's assertion, a
+        signal, a crash): the failure is the part the paste cut or did not type; the warning's entry
+        stays among the nearest."""
+        if _crashed(parsed):
+            for eid, v in best.items():
+                if self._warns_only(eid) and v.score > UNLESS_CAP:
+                    v.score = UNLESS_CAP
+                    v.reasons = [*v.reasons, Reason("on_the_way")]
 
     def _unless(self, best: dict[str, Evidence], parsed: Parsed) -> None:
         """An entry whose ``unless`` names a derived signal the paste has does not answer it: its score
@@ -1033,9 +1041,16 @@ def _names_a_missing_module(parsed: Parsed) -> bool:
 
 
 def _crashed(parsed: Parsed) -> bool:
-    """Whether the paste shows the process dying (the parser's ``signal`` and ``crash`` lines: killed
-    by a signal, a failed assertion in a system library, LLVM): a warning among its lines did not cause that."""
-    return any(s.kind in ("signal", "crash") for s in parsed.signals)
+    """Whether the paste shows the process dying (the parser's ``signal``, ``crash``, ``terminate`` and
+    ``cuda_assert`` lines: killed by a signal, a failed assertion in a system library or a kernel, LLVM,
+    an uncaught C++ exception): a warning among its lines did not cause that."""
+    return any(s.kind in ("signal", "crash", "terminate", "cuda_assert") for s in parsed.signals)
+
+
+def _failed_after(parsed: Parsed) -> bool:
+    """Whether the paste shows a failure other than a warning: the process dying, or a traceback whose
+    exception is no warning (also one cut before its exception line)."""
+    return _crashed(parsed) or (bool(parsed.frames) and not (parsed.exc_type or "").endswith("Warning"))
 
 
 def rank(best: dict[str, Evidence], top: int) -> list[Candidate]:

@@ -22,6 +22,8 @@ _MISSING = Lazy(r"No module named '([A-Za-z_][\w.-]{0,200})'|没有名为 ?['“
 _ALNUM = Lazy(r"[^a-z0-9]")
 _MISSING_CUT = Lazy(r"No module named '([A-Za-z_][\w-]{0,100}\.[\w.-]{1,200})\s*$")
 _CANNOT_IMPORT = Lazy(r"cannot import name '\w{1,200}' from '([A-Za-z_][\w.]{0,200})'")
+# a module that lacks a name (``module 'dgl' has no attribute 'DGLGraphStale'``): the module, then the name
+MODULE_LACKS = Lazy(r"(?:^|: )module '([A-Za-z_][\w.]{0,200})' has no attribute '(\w{1,200})'")
 _TOOLS = (  # a build tool's own failure line -> the tool
     (Lazy(r"command '[^'\n]{0,300}nvcc(?:\.exe)?' failed|nvcc fatal|nvcc error"), "nvcc"),
     (Lazy(r"ninja: build stopped|Ninja is required"), "ninja"),
@@ -81,6 +83,14 @@ _HALTED = Lazy(r"import of ([A-Za-z_][\w.]{0,200}) halted; None in sys\.modules"
 # loc("mps_subtract"("(mpsFileLoc): /AppleInternal/.../MetalPerformanceShadersGraph/.../MPSGraphUtilities.mm":228:0)): error: ...
 # /AppleInternal/.../MPSGraphComputePackage.mm:271: failed assertion `...'
 _MPSGRAPH = Lazy(r"(MetalPerformanceShadersGraph/[\w./-]{1,300}?\.mm)\"?:(\d{1,7})")
+# numpy's floating-point error handling (np.errstate), its C core's "%s encountered in %s": a warning
+# issued at the line that called the operation
+_NUMPY_FP = Lazy(r"(?:divide by zero|overflow|underflow|invalid value) encountered in ")
+# the header Python's warnings module writes: /.../site-packages/pkg/mod.py:151: SomeWarning: text
+_WARNED_AT = Lazy(r"\.py:(?P<line>\d{1,7}): (?P<type>[A-Za-z_][\w.]{0,100}Warning):")
+# where a path starts in the text before it: a drive, or a root or home after a space or a quote (else
+# the path is the last word: a relative one)
+_PATH_START = Lazy(r"[A-Za-z]:[\\/]|(?:^|(?<=[\s`'\"(|>]))[/~]")
 
 
 def _site(exc_type, file, line, function, origin: str, library: str, **fields) -> dict:
@@ -119,6 +129,39 @@ def native_site(parsed) -> tuple:
         said = line[m.end() :].lstrip(')":0123456789 ').strip()
         # a crash in native code, not the paste's Python exception
         return (_site(None, m.group(1), int(m.group(2)), None, "paste", "MPSGraph", said=said[:300] or None),)
+    return ()
+
+
+def warning_site(parsed) -> tuple:
+    """Where the warning a paste ends with was issued, from the header Python's warnings module wrote
+    (``file:line: Category: text``), as a ``raised_at`` record of ``origin`` "warning" when that file
+    lies in an installed package; empty otherwise (a warning pointed at the caller's own line, as a
+    library's ``stacklevel`` does, says nothing of who issued it, unless its words are numpy's)."""
+    exc = (parsed.exc_type or "").rsplit(".", 1)[-1]
+    if not exc.endswith("Warning"):
+        return ()
+    message = parsed.message or ""
+    numpy = exc == "RuntimeWarning" and _NUMPY_FP.match(message[:100]) is not None
+    for s in reversed(parsed.signals):
+        if s.kind != "warning":
+            continue
+        m = _WARNED_AT.search(s.text[:1200])
+        rest = s.text[m.end() : m.end() + 200].strip() if m else ""
+        if not m or m.group("type").rsplit(".", 1)[-1] != exc or not (rest[:40] in message or message[:40] in rest):
+            continue  # another warning than the one the paste ends with (its text may go on on the next line)
+        head = s.text[: m.start() + 3]  # (the file is what precedes ".py" on its line, from where a path starts)
+        head = head[head.rfind("\n") + 1 :]
+        start = _PATH_START.search(head)
+        path = head[start.start() :] if start else head.rsplit(None, 1)[-1]
+        package = _PACKAGE.search(path)
+        if numpy:  # numpy's words, issued at the line that called the operation
+            library = "numpy"
+        elif not package:
+            return ()
+        else:
+            library = None if package.group(1) == "torch" else _distribution(package.group(1)).replace("_", "-")
+        file = path[package.start(1) :] if package else path
+        return (_site(parsed.exc_type, file.replace("\\", "/"), int(m.group("line")), None, "warning", library),)
     return ()
 
 
@@ -202,9 +245,10 @@ def frame_site(parsed) -> tuple:
 
 
 def paste_sites(parsed) -> tuple:
-    """Where the paste itself shows the error was raised: the library frame that raised it, or a
-    system library's own file and line in its last lines; empty when it shows neither."""
-    return (frame_site(parsed) if parsed.frames else ()) or native_site(parsed)
+    """Where the paste itself shows the error was raised: the library frame that raised it, a system
+    library's own file and line in its last lines, or the package file a warning's header names;
+    empty when it shows none of them."""
+    return (frame_site(parsed) if parsed.frames else ()) or native_site(parsed) or warning_site(parsed)
 
 
 def _ends_with_exception(parsed, frame) -> bool:
@@ -218,6 +262,17 @@ def _ends_with_exception(parsed, frame) -> bool:
         if not seen:
             seen = frame.file in line
         elif name in line:
+            return True
+    return False
+
+
+def _shadowed(parsed, module: str) -> bool:
+    """Whether the paste shows a file or folder of the project's own by the module's top-level name (a
+    ``datasets.py`` beside the script hides the distribution of that name)."""
+    top = module.split(".", 1)[0]
+    for f in parsed.frames:
+        path = (f.file or "").replace("\\", "/")
+        if not _PACKAGE.search(path) and (path.endswith(f"/{top}.py") or f"/{top}/" in path or path == f"{top}.py"):
             return True
     return False
 
@@ -284,13 +339,14 @@ def from_paste(parsed, raised_at=()) -> dict:
     m = _HALTED.search((parsed.message or "")[:2000])
     if m:
         return who("environment", _distribution(m.group(1)))
-    m = _CANNOT_IMPORT.search((parsed.message or "")[:2000])
-    if m and "partially initialized" not in (parsed.message or ""):
+    m = _CANNOT_IMPORT.search((parsed.message or "")[:2000]) or MODULE_LACKS.search((parsed.message or "")[:2000])
+    if m and "partially initialized" not in (parsed.message or "") and not _shadowed(parsed, m.group(1)):
         from explainer.facts import distributions_of
 
         dists = distributions_of(m.group(1).split(".", 1)[0])
         if dists and dists[0] != "torch":
-            return who("environment", dists[0])  # a name the installed release of a package does not offer
+            # a name the installed release of a package does not offer (imported, or looked up on the module)
+            return who("environment", dists[0])
     owner = kwarg_library(parsed) if "unexpected keyword argument" in (parsed.message or "") else None
     if owner:  # a library's callable got an option it does not take: its API, not the user's Python
         return who("library", owner)

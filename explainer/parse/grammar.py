@@ -179,7 +179,11 @@ _SIGNAL_RES = [
     # one from that later one, and each character is then scanned from one start only)
     (
         "cuda_assert",
-        Lazy(r"Assertion `?(?:(?!Assertion)[^\n]){0,400}`? failed\.|device-side assert|CUDA kernel errors", re.I),
+        # (a kernel's assertion line starts with its source file and function, also where a paste cuts it there)
+        Lazy(
+            r"Assertion `?(?:(?!Assertion)[^\n]){0,400}`? failed\.|device-side assert|CUDA kernel errors|\.cuh?:\d{1,6}: void ",
+            re.I,
+        ),
     ),
     (
         "nccl",
@@ -206,7 +210,7 @@ _SIGNAL_RES = [
 # every signal expression above contains one of these words: lines without any skip the expressions.
 # Matched against the lower-cased line: an IGNORECASE alternation is several times slower.
 _SIGNAL_WORDS = Lazy(
-    "assert|cuda kernel|nccl|watchdog|killed|segmentation|bus error|core dumped|sig|exitcode|oom|shm|shared memory|terminate called"
+    "assert|cuda kernel|: void |nccl|watchdog|killed|segmentation|bus error|core dumped|sig|exitcode|oom|shm|shared memory|terminate called"
     "|illegal instruction|abort trap|fatal python error|llvm error"
 )
 

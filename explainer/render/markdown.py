@@ -81,6 +81,12 @@ LABELS = {
 TAIL: dict[str, dict[str, Any]] = {  # texts, and the "strength" names by match kind
     "en": {
         "head": "Not in the curated knowledge base. PyTorch raised this itself:",
+        "warning_head": "Not in the curated knowledge base. A warning, not an error: PyTorch issued it itself:",
+        "warned_at": "Issued at",
+        "warning_from": "{exc} from {fn}",
+        "warning": "named by the warning's own header",
+        "warning_credit": "A warning does not stop the program: if it failed, its error comes further down the output "
+        "(paste that part). No cause or fix is curated for this warning.",
         "from": "{exc} from {fn}",
         "from_untyped": "raised by {fn}",
         "at": "Raised at",
@@ -117,6 +123,12 @@ TAIL: dict[str, dict[str, Any]] = {  # texts, and the "strength" names by match 
     },
     "zh": {
         "head": "知识库里还没有整理这条报错，它是 PyTorch 自己抛出的：",
+        "warning_head": "知识库里还没有整理这条信息。它是警告，不是报错，是 PyTorch 自己发出的：",
+        "warned_at": "发出位置",
+        "warning_from": "{fn} 发出的 {exc}",
+        "warning": "警告开头自带的位置",
+        "warning_credit": "警告本身不会让程序停下来：如果程序确实失败了，真正的报错在输出的更后面（请贴那一段）。"
+        "这条警告还没有人工整理的原因和解决办法。",
         "from": "{fn} 抛出的 {exc}",
         "from_untyped": "由 {fn} 抛出",
         "at": "抛出位置",
@@ -153,6 +165,7 @@ TAIL: dict[str, dict[str, Any]] = {  # texts, and the "strength" names by match 
 LIB_TAIL: dict[str, dict[str, str]] = {
     "en": {
         "head": "Not in the curated knowledge base. The library {lib} raised this itself:",
+        "warning_head": "Not in the curated knowledge base. A warning, not an error: the library {lib} issued it itself:",
         "message": "message template in {lib}",
         "exact": "{lib} {v}",
         "credit": "Message and location from {lib} {v}'s own sources. No cause or fix is curated for it.",
@@ -164,6 +177,7 @@ LIB_TAIL: dict[str, dict[str, str]] = {
     },
     "zh": {
         "head": "知识库里还没有整理这条报错，它是库 {lib} 自己抛出的：",
+        "warning_head": "知识库里还没有整理这条信息。它是警告，不是报错，是库 {lib} 自己发出的：",
         "message": "{lib} 的报错信息模板",
         "exact": "{lib} {v}",
         "credit": "信息和位置取自 {lib} {v} 的源码。这条报错还没有人工整理的原因和解决办法。",
@@ -208,16 +222,21 @@ def raised_at_markdown(answer, *, lang: str, full: bool = True) -> str:
             if place or fn:  # never an empty "Raised at:" line (a site known by its message only)
                 parts.append(f"{T['at']}: {place}" + (f" ({fn})" if place and fn else fn) + "\n")
             continue
-        parts.append(f"**{T['head']}**\n")
+        warned = r["origin"] == "warning"
+        parts.append(f"**{T['warning_head' if warned else 'head']}**\n")
         fn = code_span(r["function"]) if r.get("function") else (r.get("library") or "PyTorch")
         if r.get("op") and r["op"] != r.get("function"):
             fn += f" ({code_span(r['op'])})"
         exc = r.get("exc_type") or (answer.parsed.exc_type if "said" not in r else None)
-        who = T["from"].format(exc=code_span(exc), fn=fn) if exc else T["from_untyped"].format(fn=fn)
+        who = (
+            T["warning_from" if warned else "from"].format(exc=code_span(exc), fn=fn)
+            if exc
+            else T["from_untyped"].format(fn=fn)
+        )
         lines = [f"- {who}"]
         if r.get("file"):
-            if r["origin"] == "paste":
-                ver = T["paste"]
+            if r["origin"] in ("paste", "warning"):
+                ver = T[r["origin"]]
             elif r["origin"] == "gpu-source":
                 ver = T["gpu"].format(v=r["torch_version"])
             elif r["origin"] == "cpp-source":
@@ -228,7 +247,7 @@ def raised_at_markdown(answer, *, lang: str, full: bool = True) -> str:
                 ver = T["source"].format(v=r["torch_version"])
             else:
                 ver = T["exact"].format(v=r.get("version") or r["torch_version"])
-            lines.append(f"- {T['at']}: {_site_place(r)} ({ver})")
+            lines.append(f"- {T['warned_at' if warned else 'at']}: {_site_place(r)} ({ver})")
         if r.get("condition"):
             lines.append(f"- {T['check']}: {code_span(r['condition'])}")
         if r.get("template"):
@@ -258,7 +277,7 @@ def raised_at_markdown(answer, *, lang: str, full: bool = True) -> str:
                     lines.append(f"- {T['gone'].format(last=newest, newest=span[1])}")
         if r.get("near"):
             lines.append(f"- {T['match']}: {T['near'].replace('{lib}', r.get('library') or 'torch')}")
-        elif r["origin"] not in ("frame", "paste"):
+        elif r["origin"] not in ("frame", "paste", "warning"):
             lines.append(f"- {T['match']}: {T['strength'][r['strength']]}")
         parts.append("\n".join(lines) + "\n")
         if r.get("kind") == "internal-assert" or (r.get("template") or "").find("INTERNAL ASSERT FAILED") >= 0:
@@ -287,6 +306,8 @@ def raised_at_markdown(answer, *, lang: str, full: bool = True) -> str:
             if r["origin"] == "frame"
             else T["paste_credit"]
             if r["origin"] == "paste"
+            else T["warning_credit"]
+            if warned
             else T["credit"]
         )
         parts.append(
