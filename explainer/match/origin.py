@@ -93,7 +93,7 @@ _WARNED_AT = Lazy(r"\.py:(?P<line>\d{1,7}): (?P<type>[A-Za-z_][\w.]{0,100}Warnin
 _PATH_START = Lazy(r"[A-Za-z]:[\\/]|(?:^|(?<=[\s`'\"(|>]))[/~]")
 
 
-def _site(exc_type, file, line, function, origin: str, library: str, **fields) -> dict:
+def _site(exc_type, file, line, function, origin: str, library: str | None, **fields) -> dict:
     """A ``raised_at`` record the paste itself shows (no template: the message is the paste's own)."""
     return {
         "exc_type": exc_type,
@@ -154,11 +154,10 @@ def warning_site(parsed) -> tuple:
         start = _PATH_START.search(head)
         path = head[start.start() :] if start else head.rsplit(None, 1)[-1]
         package = _PACKAGE.search(path)
-        if numpy:  # numpy's words, issued at the line that called the operation
-            library = "numpy"
-        elif not package:
-            return ()
-        else:
+        library: str | None = "numpy"  # (numpy's words: issued at the line that called the operation)
+        if not numpy:
+            if not package:
+                return ()
             library = None if package.group(1) == "torch" else _distribution(package.group(1)).replace("_", "-")
         file = path[package.start(1) :] if package else path
         return (_site(parsed.exc_type, file.replace("\\", "/"), int(m.group("line")), None, "warning", library),)
