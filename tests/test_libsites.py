@@ -252,6 +252,20 @@ def test_a_class_of_its_own_is_no_other_class_and_a_thin_template_names_no_unsee
 # package that does not load are the installation's, as the curated moved-name entries say, whichever
 # installed package's frame shows them
 WHO = [
+    (  # `python -m` names the module unquoted, after the interpreter's path
+        "$ python3 -m transformers.models.qwen3.convert x\n/usr/bin/python3: No module named transformers.models.qwen3\n",
+        {"kind": "environment", "library": "transformers"},
+    ),
+    (  # a DataLoader worker's error, rebuilt by torch in the main process: the class's package raised it
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/train.py", line 40, in <module>\n    for batch in loader:\n'
+        '  File "/env/lib/python3.10/site-packages/torch/utils/data/dataloader.py", line 1371, in _process_data\n'
+        "    data.reraise()\n"
+        '  File "/env/lib/python3.10/site-packages/torch/_utils.py", line 694, in reraise\n'
+        "    raise exception\n"
+        "soundfile.LibsndfileError: Error opening 'clip_0007.wav': Format not recognised.\n",
+        {"kind": "library", "library": "soundfile"},
+    ),
     (
         "ERROR   train has failed due to an exception:\n> ERROR   Traceback (most recent call last):\n"
         '  File "/usr/local/lib/python3.10/dist-packages/accelerate/data_loader.py", line 461, in __iter__\n'

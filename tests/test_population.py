@@ -23,7 +23,7 @@ FLOORS = {
     "population_own2.jsonl": (45, 26, 8),
     "population_own3.jsonl": (50, 27, 8),
     "population_own4.jsonl": (55, 24, 4),
-    "population_own5.jsonl": (51, 18, 7),
+    "population_own5.jsonl": (43, 26, 6),
     "population_own6.jsonl": (34, 19, 7),
     "population_own7.jsonl": (14, 10, 3),
     "population_own8.jsonl": (56, 15, 11),

@@ -45,7 +45,7 @@ def notes(parsed, raised_by: dict, *, local: bool = False, answered: bool = Fals
     message = (parsed.message or "")[:2000]
     name = missing_module(message)
     found = found_package(parsed)
-    if name and (parsed.exc_type or "").rsplit(".", 1)[-1] in ("ModuleNotFoundError", "ImportError"):
+    if name and (parsed.exc_type or "").rsplit(".", 1)[-1] in ("ModuleNotFoundError", "ImportError", ""):
         top = name.split(".", 1)[0]
         dists = distributions_of(top) if top not in sys.stdlib_module_names else []
         if dists:
@@ -258,7 +258,7 @@ def release_notes(parsed, *, local: bool = False) -> list[dict]:
     message = (parsed.message or "")[:2000]
     exc = (parsed.exc_type or "").rsplit(".", 1)[-1]
     name = missing_module(message)
-    if name and exc in ("ModuleNotFoundError", "ImportError") and "." in name:
+    if name and exc in ("ModuleNotFoundError", "ImportError", "") and "." in name:
         lib = library_of(name.split(".", 1)[0])
         h = history(lib, "modules", name) if lib else None
         if lib and h:

@@ -18,7 +18,11 @@ _SHARED_OBJECT = Lazy(
     r"(?:site|dist)-packages[\\/]+([A-Za-z_]\w{0,80})(?P<inside>[\\/][^\s:'\"]{0,300}?)?(?:\.cpython-[\w-]{1,60}|\.cp\d{2,3}-[\w-]{1,40})?\.(?:so|pyd|dll|dylib)\b"
 )
 # the module an import could not find, in CPython's English and its Chinese translations
-_MISSING = Lazy(r"No module named '([A-Za-z_][\w.-]{0,200})'|没有名为 ?['“]([A-Za-z_][\w.-]{0,200})['”]")
+# (the third: ``python -m pkg.mod`` names the module unquoted, after the interpreter's path)
+_MISSING = Lazy(
+    r"No module named '([A-Za-z_][\w.-]{0,200})'|没有名为 ?['“]([A-Za-z_][\w.-]{0,200})['”]"
+    r"|(?:^|python[\d.]{0,8}(?:\.exe)?: )No module named ([A-Za-z_][\w.]{0,200})\s*$"
+)
 _ALNUM = Lazy(r"[^a-z0-9]")
 _MISSING_CUT = Lazy(r"No module named '([A-Za-z_][\w-]{0,100}\.[\w.-]{1,200})\s*$")
 _CANNOT_IMPORT = Lazy(r"cannot import name '\w{1,200}' from '([A-Za-z_][\w.]{0,200})'")
@@ -171,7 +175,7 @@ def who(kind: str | None, library: str | None = None) -> dict:
 def missing_module(message: str | None) -> str | None:
     """The dotted name of the module a "No module named ..." message could not find."""
     m = _MISSING.search((message or "")[:2000])
-    return (m.group(1) or m.group(2)) if m else None
+    return (m.group(1) or m.group(2) or m.group(3)) if m else None
 
 
 def found_package(parsed) -> str | None:
@@ -263,6 +267,18 @@ def _ends_with_exception(parsed, frame) -> bool:
         elif name in line:
             return True
     return False
+
+
+def _typed_by(exc_type: str | None) -> str | None:
+    """The distribution other than torch whose module qualifies an exception type
+    (``soundfile.LibsndfileError`` -> soundfile), else None."""
+    module = (exc_type or "").rpartition(".")[0]
+    if not module:
+        return None
+    from explainer.facts import distributions_of
+
+    dists = distributions_of(module.split(".", 1)[0])
+    return dists[0] if dists and dists[0] != "torch" else None
 
 
 def _shadowed(parsed, module: str) -> bool:
@@ -362,7 +378,12 @@ def from_paste(parsed, raised_at=()) -> dict:
         if pkg:
             if not _ends_with_exception(parsed, f) and _goes_on_after(parsed, f):
                 break  # a traceback cut before its end: its last frame shown is not where it was raised
-            return who("torch") if pkg == "torch" else who("library", _distribution(pkg))
+            if pkg == "torch":
+                # an exception class of another distribution, re-raised by torch (a DataLoader worker's
+                # error rebuilt in the main process): the class's package raised it
+                owner = _typed_by(parsed.exc_type)
+                return who("library", owner) if owner else who("torch")
+            return who("library", _distribution(pkg))
         if not _STDLIB.search((f.file or "")[:1000]):
             user = f
             break
