@@ -252,6 +252,14 @@ def test_a_class_of_its_own_is_no_other_class_and_a_thin_template_names_no_unsee
 # package that does not load are the installation's, as the curated moved-name entries say, whichever
 # installed package's frame shows them
 WHO = [
+    (  # a library's import of a name the installed release of another does not have: the installation's
+        'Traceback (most recent call last):\n  File "/home/u/app.py", line 1, in <module>\n    import diffusers\n'
+        '  File "/env/lib/python3.10/site-packages/diffusers/utils/dynamic_modules_utils.py", line 28, in <module>\n'
+        "    from huggingface_hub import cached_download, hf_hub_download, model_info\n"
+        "ImportError: cannot import name 'cached_download' from 'huggingface_hub' "
+        "(/env/lib/python3.10/site-packages/huggingface_hub/__init__.py)\n",
+        {"kind": "environment", "library": "huggingface-hub"},
+    ),
     (  # `python -m` names the module unquoted, after the interpreter's path
         "$ python3 -m transformers.models.qwen3.convert x\n/usr/bin/python3: No module named transformers.models.qwen3\n",
         {"kind": "environment", "library": "transformers"},

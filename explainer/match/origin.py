@@ -308,8 +308,13 @@ def from_paste(parsed, raised_at=()) -> dict:
     """``raised_by`` from the paste alone (no curated entry answered)."""
     missing = missing_module(parsed.message) or _cut_missing(parsed.message)
     loader = _SHARED_OBJECT.search((parsed.message or "")[:2000])
-    if raised_at and not ((missing or loader) and raised_at[0].get("origin") == "frame"):
-        # (a module the import system could not find is the installation's, whichever frame imported it)
+    # a name the import system could not find in a module (not a circular import's half-made one)
+    lacks = "cannot import name" in (parsed.message or "")[:2000] and "partially initialized" not in (
+        parsed.message or ""
+    )
+    if raised_at and not ((missing or loader or lacks) and raised_at[0].get("origin") == "frame"):
+        # (a module, or a name of one, that the import system could not find is the installation's,
+        # whichever frame imported it)
         lib = raised_at[0].get("library")
         return who("library", lib.replace("_", "-")) if lib else who("torch")
     texts = [parsed.message or "", *(s.text for s in parsed.signals[:40]), *(parsed.lines[-60:])]
