@@ -62,8 +62,8 @@ TEXTS: dict[str, dict[str, str]] = {
         "zh": "；但 pip 找不到的是 '{signal}'，不是 torch 的",
     },
     "on_the_way": {
-        "en": "; but the paste goes on to fail (a crash or a failed assertion): the warning is not why",
-        "zh": "；但粘贴后面程序崩溃了（崩溃或断言失败）：原因不是这条警告",
+        "en": "; but the paste goes on to fail after this warning (a traceback, a crash or a failed assertion): the warning is not why",
+        "zh": "；但这条警告之后程序还是失败了（有调用栈、崩溃或断言失败）：原因不是这条警告",
     },
     "elsewhere": {
         "en": "but a raise site's template holds the message word for word: it is that message, not this entry's",

@@ -952,6 +952,32 @@ def test_a_warning_printed_on_the_way_does_not_answer_a_native_crash(index):
     assert all(m.id != "hf-weights-newly-initialized" for m in explain_text(crash, index, budget=None).matches)
 
 
+def test_a_warning_the_paste_goes_on_to_fail_after_answers_nothing(index):
+    """A warning above a traceback cut before its exception line, or above a kernel's assertion cut inside
+    its first line: the failure is the part not pasted; neither the warning's entry nor an entry its words
+    happen to match answers (they stay among the nearest). A warning raised as an error ends its own
+    traceback and is still answered."""
+    warning = (
+        "/env/lib/python3.10/site-packages/torch/optim/lr_scheduler.py:139: UserWarning: Detected call of "
+        "`lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 and later, you should call them in "
+        "the opposite order: `optimizer.step()` before `lr_scheduler.step()`.  Failure to do this will result "
+        "in PyTorch skipping the first value of the learning rate schedule.\n"
+        '  warnings.warn("Detected call of `lr_scheduler.step()` before `optimizer.step()`. ", UserWarning)\n'
+    )
+    assert top(index, warning) == "lr-scheduler-before-optimizer-step"
+    traceback = (
+        'Traceback (most recent call last):\n  File "train.py", line 88, in <module>\n    main()\n'
+        '  File "train.py", line 61, in main\n    for batch in loader:\n'
+    )
+    kernel = "/pytorch/aten/src/ATen/native/cuda/Loss.cu:250: void nll_loss_forward_reduce_cuda_kernel_2d:\n"
+    for failed in (warning + "epoch 1\n" + traceback, warning + kernel):
+        answer = explain_text(failed, index)
+        assert not answer.matches, failed
+        assert answer.candidates and answer.candidates[0].id == "lr-scheduler-before-optimizer-step"
+    raised = traceback + "UserWarning: Detected call of `lr_scheduler.step()` before `optimizer.step()`.\n"
+    assert top(index, raised) == "lr-scheduler-before-optimizer-step"
+
+
 def test_the_older_releases_wordings_of_curated_errors(index):
     """Wordings of other releases, confirmed in their sources (data/torchhistory: rnn.py's check_input
     in 2.2.2-2.10.0; torch/_dynamo/utils.py's run_node in 2.7 and 2.9), reach the curated entry."""

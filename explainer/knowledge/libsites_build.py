@@ -69,6 +69,26 @@ RELEASES = (
     ("mmdet", "3.3.0"),
     ("mmdet", "2.28.2"),
     ("mmsegmentation", "1.2.2"),
+    # the long tail of the communities the population samples come from (Python raise sites only:
+    # what a library's compiled code says is not here)
+    ("monai", "1.6.1"),
+    ("torch-geometric", "2.8.1"),
+    ("librosa", "0.11.0"),
+    ("openai-whisper", "20250625"),
+    ("faster-whisper", "1.2.1"),
+    ("soundfile", "0.14.0"),
+    ("einops", "0.8.2"),
+    ("open-clip-torch", "3.3.0"),
+    ("torchmetrics", "1.9.0"),
+    ("kornia", "0.9.2"),
+    ("hydra-core", "1.3.8"),
+    ("omegaconf", "2.4.0"),
+    ("llamafactory", "0.9.5"),
+    ("lmdeploy", "0.18.0"),
+    ("stable-baselines3", "2.9.2"),
+    ("gymnasium", "1.4.0"),
+    ("basicsr", "1.4.2"),
+    ("funasr", "1.4.16"),
 )
 SKIP = ("/tests/", "/test_", "/examples/", "/benchmark", "/commands/", "/_vendor/", "/setup.py", "/docs/")
 LIBRARY = {"huggingface-hub": "huggingface_hub"}  # the name the answers use, where it is not the distribution's

@@ -121,7 +121,7 @@ _CPYTHON = [
     "{} object is not an iterator",
     "object of type {} has no len()",
     "{} object cannot be interpreted as an integer",
-    "can only concatenate str (not {}) to str",
+    "can only concatenate {} (not {}) to {}",
     "can't multiply sequence by non-int of type {}",
     "expected str, bytes or os.PathLike object, not {}",
     "{} not supported between instances of {} and {}",
@@ -329,6 +329,7 @@ class LongTail:
         self._postings: dict[str, tuple] = {}  # word -> ((need, (site, ...)), ...)
         self._sites: dict[int, tuple] = {}
         self._last_seen: tuple | None = None
+        self._types: frozenset[str] | None = None
         db = self._db()
         self.meta = {k: json.loads(v) for k, v in db.execute("select key, value from meta")}
         # a kept site's row: its columns but the encoded pieces and the graph-break key
@@ -340,6 +341,14 @@ class LongTail:
             db = sqlite3.connect(f"file:{self.path}?mode=ro&immutable=1", uri=True, check_same_thread=False)
             self._conns[get_ident()] = db
         return db
+
+    def types(self) -> frozenset[str]:
+        """Every exception or warning class the indexed sites raise (their last dotted part), read once."""
+        if self._types is None:
+            self._types = frozenset(
+                (x or "").rsplit(".", 1)[-1] for (x,) in self._db().execute("select distinct x from site")
+            )
+        return self._types
 
     def words(self) -> list[str]:
         """Every whole word of the templates' literal text (lower case): the vocabulary torch writes."""

@@ -837,11 +837,14 @@ class Matcher:
 
     def _warning_on_the_way(self, best: dict[str, Evidence], parsed: Parsed) -> None:
         """A warning the paste's message is, where the paste goes on to die (a kernel's assertion, a
-        signal, a crash): the failure is the part the paste cut or did not type; the warning's entry
+        signal, a crash) or to a traceback printed after it (cut before its exception line): the failure
+        is the part the paste cut or did not type; the warning's entry, and any other its words matched,
         stays among the nearest."""
-        if _crashed(parsed):
+        crashed, after = _crashed(parsed), _traceback_after_warning(parsed)
+        if crashed or after:
             for eid, v in best.items():
-                if self._warns_only(eid) and v.score > UNLESS_CAP:
+                # (after a traceback that follows the warning, what its words matched is not the failure)
+                if v.score > UNLESS_CAP and (self._warns_only(eid) or (after and v.tier < 3)):
                     v.score = UNLESS_CAP
                     v.reasons = [*v.reasons, Reason("on_the_way")]
 
@@ -1050,7 +1053,23 @@ def _crashed(parsed: Parsed) -> bool:
 def _failed_after(parsed: Parsed) -> bool:
     """Whether the paste shows a failure other than a warning: the process dying, or a traceback whose
     exception is no warning (also one cut before its exception line)."""
-    return _crashed(parsed) or (bool(parsed.frames) and not (parsed.exc_type or "").endswith("Warning"))
+    if _crashed(parsed):
+        return True
+    if (parsed.exc_type or "").endswith("Warning"):
+        return _traceback_after_warning(parsed)
+    return bool(parsed.frames)
+
+
+def _traceback_after_warning(parsed: Parsed) -> bool:
+    """Whether the paste's exception is a warning that a traceback follows: the warning was printed on
+    the way, and the traceback's own exception line is cut (a warning raised as an error ends its
+    traceback instead)."""
+    if not (parsed.exc_type or "").endswith("Warning") or not parsed.frames:
+        return False
+    said = (parsed.message or "")[:40]
+    lines = parsed.lines
+    at = max((i for i, line in enumerate(lines) if said and said in line), default=None)
+    return at is not None and any("Traceback (most recent call last)" in line for line in lines[at + 1 :])
 
 
 def rank(best: dict[str, Evidence], top: int) -> list[Candidate]:
