@@ -978,6 +978,19 @@ def test_a_warning_the_paste_goes_on_to_fail_after_answers_nothing(index):
     assert top(index, raised) == "lr-scheduler-before-optimizer-step"
 
 
+def test_similar_boilerplate_without_the_telling_word_is_no_answer(index):
+    """The fuzzy tier needs a template's rarest word of its first clause: setuptools' "package directory
+    ... does not exist" is not torch.save's "Parent directory ... does not exist"; the footer every
+    torch.compile error carries says nothing of which error it is."""
+    assert top(index, "error: package directory 'torch/cuda' does not exist") != "save-parent-dir-missing"
+    assert top(index, "RuntimeError: Parent directory /mnt/ckpt/run3 does not exist.") == "save-parent-dir-missing"
+    footer = (
+        "Set TORCHDYNAMO_VERBOSE=1 for the internal stack trace (please do this especially if you're reporting "
+        'a bug to PyTorch). For even more developer context, set TORCH_LOGS="+dynamo"'
+    )
+    assert not explain_text(footer, index).matches
+
+
 def test_the_older_releases_wordings_of_curated_errors(index):
     """Wordings of other releases, confirmed in their sources (data/torchhistory: rnn.py's check_input
     in 2.2.2-2.10.0; torch/_dynamo/utils.py's run_node in 2.7 and 2.9), reach the curated entry."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import builtins
+
 from explainer.budget import DEFAULT_BUDGET_S, Budget
 from explainer.match.matcher import AMBIGUOUS_GAP, THRESHOLD
 from explainer.model import Candidate, Parsed, Record
@@ -240,7 +242,14 @@ def raised_at(parsed: Parsed, budget: Budget | None = None, *, compile_ok: bool 
                     return found
         from explainer.match.origin import paste_sites
 
-        return paste_sites(parsed)  # no indexed release holds the message
+        found = paste_sites(parsed)  # no indexed release holds the message
+        if found and found[0].get("origin") == "warning" and found[0].get("library"):
+            category = (parsed.exc_type or "").rsplit(".", 1)[-1]
+            tail = opened[0] if opened else None
+            if not hasattr(builtins, category) and tail is not None and category in tail.types():
+                # torch's own warning class (TracerWarning), pointed at the caller's line in a library
+                found = (dict(found[0], library=None), *found[1:])
+        return found
     except (OSError, ValueError, KeyError, sqlite3.Error) as exc:
         import sys
 

@@ -47,6 +47,7 @@ _R_FULL, _R_START, _R_INSIDE, _R_OPENING, _R_CUT, _R_OPENING_DIFFERS = (
 )
 
 # -- every score the matcher gives, in one place (the README's "Matching and its confidence") --------
+_PLACEHOLDER = re.compile(r"\{[^{}]{0,80}\}")  # a template's placeholder, in its raw text (not user text)
 THRESHOLD = 0.5  # below this the matcher abstains
 AMBIGUOUS_GAP = 0.06  # two candidates this close on a thin paste: say so
 FULL_MATCH = 0.98  # a template matches the whole message (or its first line)
@@ -461,6 +462,7 @@ class Matcher:
         self._live_patterns: int = table["patterns"]
         self._words: dict[str, str] = table["words"]
         self._decoded: dict[str, tuple[float, list[int]]] = {}  # the words pastes had, decoded
+        self._rarest: dict[int, str | None] = {}  # a pattern's rarest word, where fuzzy evidence needs it
         self.weight: list[float] = table["weights"]
         # the backend every pattern of an entry names (cuda-out-of-memory: cuda): a message naming
         # only another backend is no evidence for it, by similarity or by signal
@@ -526,6 +528,19 @@ class Matcher:
         return out
 
     # -- tiers ---------------------------------------------------------------------------------
+    def _tells(self, pi: int, p: _Pattern, folded: str) -> bool:
+        """Whether the message holds the pattern's rarest word, the one that tells its error from the
+        others (``parent`` of "Parent directory ... does not exist"): similar boilerplate without it is
+        another error ("package directory ... does not exist")."""
+        word = self._rarest.get(pi, "")
+        if word == "":
+            # (of its first clause: a parenthesised hint after it, "(run with NCCL_DEBUG=WARN for details)",
+            # changes between releases)
+            head = tokens(normalize(_PLACEHOLDER.sub(" ", p.raw.split(" (", 1)[0])))
+            counts = [(len(self._words[t].split(" ")), t) for t in head if t in self._words and len(t) > 3]
+            word = self._rarest[pi] = min(counts)[1] if counts else None
+        return word is None or word in folded
+
     def _candidate_patterns(self, norm: str, message: str = "") -> list[tuple[int, float]]:
         """(pattern, share of the pattern's word weight found in the message), best first. The words
         of the normalised message, and those inside its quotes (a module's name), which patterns with
@@ -665,6 +680,7 @@ class Matcher:
             elif (
                 p.fuzzy_ok
                 and share >= MIN_WORD_SHARE
+                and self._tells(pi, p, folded)
                 and all(q in folded for q in p.quoted)
                 and _numbers_agree(msg, p.raw)
                 and _files_agree(folded, p.files)
@@ -1011,17 +1027,19 @@ _DERIVED = {
 }
 
 
-# torch's hints under every CUDA error (c10/cuda/CUDAException.cpp, c10/cuda/CUDADeviceAssertionHost.cpp),
-# normalised: boilerplate, not evidence
+# torch's hints under every CUDA error (c10/cuda/CUDAException.cpp, c10/cuda/CUDADeviceAssertionHost.cpp)
+# and the footer under every torch.compile error (torch/_dynamo/exc.py), normalised: boilerplate, not evidence
 _HINTS = Lazy(
     r" ?(?:cuda kernel errors might be asynchronously reported at some other api call, so the stacktrace "
     r"below might be incorrect\.?|for debugging consider passing cuda_launch_blocking=<\*>\.?|compile with "
-    r"<\*> to enable device-side assertions\.?)"
+    r"<\*> to enable device-side assertions\.?"
+    r"|set torchdynamo_verbose=<\*> for the (?:internal|full dynamo) stack trace(?:\( ?please do this especially "
+    r"if you're reporting a bug to pytorch\) ?\.?)?(?: ?for even more developer context, set torch_logs=<\*>)?)"
 )
 
 
 def _without_hints(normalized: str) -> str:
-    if "cuda" not in normalized:
+    if "cuda" not in normalized and "torchdynamo_verbose" not in normalized:
         return normalized
     return _HINTS.sub("", normalized).strip()
 

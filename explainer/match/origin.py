@@ -159,28 +159,13 @@ def warning_site(parsed) -> tuple:
         path = head[start.start() :] if start else head.rsplit(None, 1)[-1]
         package = _PACKAGE.search(path)
         library: str | None = "numpy"  # (numpy's words: issued at the line that called the operation)
-        if not numpy and _torchs_own_category(exc):
-            library = None  # torch's own class (TracerWarning), pointed at the caller's line
-        elif not numpy:
+        if not numpy:
             if not package:
                 return ()
             library = None if package.group(1) == "torch" else _distribution(package.group(1)).replace("_", "-")
         file = path[package.start(1) :] if package else path
         return (_site(parsed.exc_type, file.replace("\\", "/"), int(m.group("line")), None, "warning", library),)
     return ()
-
-
-def _torchs_own_category(category: str) -> bool:
-    """Whether a warning class is one torch defines and issues (``TracerWarning``: the indexed torch
-    sources warn with it), not Python's own (``UserWarning``), which any package uses."""
-    import builtins
-
-    if hasattr(builtins, category):
-        return False
-    from explainer.match.longtail import open_longtail
-
-    tail = open_longtail(compile_ok=False)
-    return tail is not None and category in tail.types()
 
 
 def who(kind: str | None, library: str | None = None) -> dict:
