@@ -87,6 +87,7 @@ NAMED_SIGNALS = frozenset(
         "spawned_child",
         "other_requirement",
         "script_in_folder",
+        "private_attribute",
     }
 )
 

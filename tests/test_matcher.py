@@ -991,6 +991,13 @@ def test_similar_boilerplate_without_the_telling_word_is_no_answer(index):
     assert not explain_text(footer, index).matches
 
 
+def test_a_private_attribute_a_library_sets_is_no_numpy_method(index):
+    """``'Tensor' object has no attribute '_trt'``: a converter's own mark on the tensors it made, not a
+    NumPy or list method used on a tensor (which a public name is)."""
+    assert top(index, "AttributeError: 'Tensor' object has no attribute '_trt'") is None
+    assert top(index, "AttributeError: 'Tensor' object has no attribute 'astype'") == "tensor-numpy-method"
+
+
 def test_the_older_releases_wordings_of_curated_errors(index):
     """Wordings of other releases, confirmed in their sources (data/torchhistory: rnn.py's check_input
     in 2.2.2-2.10.0; torch/_dynamo/utils.py's run_node in 2.7 and 2.9), reach the curated entry."""

@@ -1017,12 +1017,24 @@ def _library_kwarg(parsed: Parsed) -> str | None:
     return f"{found[0]}: {found[1]}({found[2]}=...)" if found else None
 
 
+_PRIVATE_ATTRIBUTE = Lazy(r"object has no attribute '(_[A-Za-z]\w{0,100})'")
+
+
+def _private_attribute(parsed: Parsed) -> str | None:
+    """The matcher's own named signal: the attribute an object lacks is a private one (``_trt``), which
+    a library sets on the objects it made itself (torch2trt's converted tensors): not a public method
+    the user took from another API."""
+    m = _PRIVATE_ATTRIBUTE.search((parsed.message or "")[:1000])
+    return m.group(1) if m and not m.group(1).startswith("__") else None
+
+
 _DERIVED = {
     "library_kwarg": _library_kwarg,
     "unknown_module": _unknown_module,
     "found_package": _found_package,
     "spawned_child": _spawned_child,
     "other_requirement": _other_requirement,
+    "private_attribute": _private_attribute,
     "script_in_folder": _script_in_folder,
 }
 
