@@ -998,6 +998,15 @@ def test_a_private_attribute_a_library_sets_is_no_numpy_method(index):
     assert top(index, "AttributeError: 'Tensor' object has no attribute 'astype'") == "tensor-numpy-method"
 
 
+def test_retyped_quotes_and_a_logs_separator_read_as_python_writes_them(index):
+    """A missing module a poster retyped in double quotes or backticks is still a module no distribution
+    provides (no third-party install to suggest); CPython's own words behind loguru's "mod:fn:85 - " are
+    no torch error."""
+    for retyped in ('No module named "quokkalib"', "ModuleNotFoundError: No module named `quokkalib`"):
+        assert top(index, retyped) is None, retyped
+    assert top(index, "magic_pdf.user_api:parse_pdf:85 - list index out of range") is None
+
+
 def test_the_older_releases_wordings_of_curated_errors(index):
     """Wordings of other releases, confirmed in their sources (data/torchhistory: rnn.py's check_input
     in 2.2.2-2.10.0; torch/_dynamo/utils.py's run_node in 2.7 and 2.9), reach the curated entry."""

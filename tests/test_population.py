@@ -28,7 +28,7 @@ FLOORS = {
     "population_own7.jsonl": (14, 10, 3),
     "population_own8.jsonl": (56, 15, 11),
     "population_own9.jsonl": (36, 16, 7),
-    "population_own10.jsonl": (33, 12, 8),
+    "population_own10.jsonl": (35, 12, 7),
 }
 
 

@@ -288,11 +288,12 @@ def is_builtin(message: str) -> bool:
 def _is_builtin(message: str) -> bool:
     """Whether CPython itself writes this message: a template of the stoplist fits it whole, or fits
     its start (a message that ran on into the next line of a flattened paste, or a poster's words),
-    also behind a log's label ("Inference ERROR: list index out of range")."""
+    also behind a log's label ("Inference ERROR: list index out of range", "mod:fn:85 - list index ...")."""
     if _cpython_wording(message):
         return True
     first = message[:300].split("\n", 1)[0]
-    return ": " in first and _cpython_wording(first.rsplit(": ", 1)[1])
+    # (behind a label's colon, or a log's " - ": loguru's "module:function:85 - list index out of range")
+    return any(sep in first and _cpython_wording(first.rsplit(sep, 1)[1]) for sep in (": ", " - "))
 
 
 def _cpython_wording(message: str) -> bool:

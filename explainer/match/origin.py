@@ -18,9 +18,10 @@ _SHARED_OBJECT = Lazy(
     r"(?:site|dist)-packages[\\/]+([A-Za-z_]\w{0,80})(?P<inside>[\\/][^\s:'\"]{0,300}?)?(?:\.cpython-[\w-]{1,60}|\.cp\d{2,3}-[\w-]{1,40})?\.(?:so|pyd|dll|dylib)\b"
 )
 # the module an import could not find, in CPython's English and its Chinese translations
-# (the third: ``python -m pkg.mod`` names the module unquoted, after the interpreter's path)
+# (quotes a poster may retype as double quotes or backticks; the third: ``python -m pkg.mod`` names the
+# module unquoted, after the interpreter's path)
 _MISSING = Lazy(
-    r"No module named '([A-Za-z_][\w.-]{0,200})'|没有名为 ?['“]([A-Za-z_][\w.-]{0,200})['”]"
+    r"No module named ['\"`]([A-Za-z_][\w.-]{0,200})['\"`]|没有名为 ?['“]([A-Za-z_][\w.-]{0,200})['”]"
     r"|(?:^|python[\d.]{0,8}(?:\.exe)?: )No module named ([A-Za-z_][\w.]{0,200})\s*$"
 )
 _ALNUM = Lazy(r"[^a-z0-9]")
