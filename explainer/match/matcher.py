@@ -47,7 +47,7 @@ _R_FULL, _R_START, _R_INSIDE, _R_OPENING, _R_CUT, _R_OPENING_DIFFERS = (
 )
 
 # -- every score the matcher gives, in one place (the README's "Matching and its confidence") --------
-_PLACEHOLDER = re.compile(r"\{[^{}]{0,80}\}")  # a template's placeholder, in its raw text (not user text)
+_PLACEHOLDER = Lazy(r"\{[^{}]{0,80}\}")  # a template's placeholder, in its raw text (not user text)
 THRESHOLD = 0.5  # below this the matcher abstains
 AMBIGUOUS_GAP = 0.06  # two candidates this close on a thin paste: say so
 FULL_MATCH = 0.98  # a template matches the whole message (or its first line)

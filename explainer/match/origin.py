@@ -310,10 +310,10 @@ def from_paste(parsed, raised_at=()) -> dict:
     missing = missing_module(parsed.message) or _cut_missing(parsed.message)
     loader = _SHARED_OBJECT.search((parsed.message or "")[:2000])
     # a name the import system could not find in a module (not a circular import's half-made one)
-    lacks = "cannot import name" in (parsed.message or "")[:2000] and "partially initialized" not in (
+    unimportable = "cannot import name" in (parsed.message or "")[:2000] and "partially initialized" not in (
         parsed.message or ""
     )
-    if raised_at and not ((missing or loader or lacks) and raised_at[0].get("origin") == "frame"):
+    if raised_at and not ((missing or loader or unimportable) and raised_at[0].get("origin") == "frame"):
         # (a module, or a name of one, that the import system could not find is the installation's,
         # whichever frame imported it)
         lib = raised_at[0].get("library")
