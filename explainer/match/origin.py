@@ -159,11 +159,13 @@ def warning_site(parsed) -> tuple:
         start = _PATH_START.search(head)
         path = head[start.start() :] if start else head.rsplit(None, 1)[-1]
         package = _PACKAGE.search(path)
-        library: str | None = "numpy"  # (numpy's words: issued at the line that called the operation)
-        if not numpy:
-            if not package:
-                return ()
+        library: str | None
+        if numpy:  # numpy's words, issued at the line that called the operation
+            library = "numpy"
+        elif package:
             library = None if package.group(1) == "torch" else _distribution(package.group(1)).replace("_", "-")
+        else:
+            return ()
         file = path[package.start(1) :] if package else path
         return (_site(parsed.exc_type, file.replace("\\", "/"), int(m.group("line")), None, "warning", library),)
     return ()

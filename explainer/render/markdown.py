@@ -83,7 +83,6 @@ TAIL: dict[str, dict[str, Any]] = {  # texts, and the "strength" names by match 
         "head": "Not in the curated knowledge base. PyTorch raised this itself:",
         "warning_head": "Not in the curated knowledge base. A warning, not an error: PyTorch issued it itself:",
         "warned_at": "Issued at",
-        "warning_from": "{exc} from {fn}",
         "warning": "named by the warning's own header",
         "warning_credit": "A warning does not stop the program: if it failed, its error comes further down the output "
         "(paste that part). No cause or fix is curated for this warning.",
@@ -228,11 +227,8 @@ def raised_at_markdown(answer, *, lang: str, full: bool = True) -> str:
         if r.get("op") and r["op"] != r.get("function"):
             fn += f" ({code_span(r['op'])})"
         exc = r.get("exc_type") or (answer.parsed.exc_type if "said" not in r else None)
-        who = (
-            T["warning_from" if warned else "from"].format(exc=code_span(exc), fn=fn)
-            if exc
-            else T["from_untyped"].format(fn=fn)
-        )
+        said_by = T.get("warning_from", T["from"]) if warned else T["from"]  # (zh words a warning otherwise)
+        who = said_by.format(exc=code_span(exc), fn=fn) if exc else T["from_untyped"].format(fn=fn)
         lines = [f"- {who}"]
         if r.get("file"):
             if r["origin"] in ("paste", "warning"):
