@@ -155,6 +155,63 @@ def test_no_frame_site_for_torch_for_the_users_own_frame_or_a_cut_traceback():
         assert all(r.get("origin") != "frame" for r in _answer(paste)["raised_at"]), paste
 
 
+def test_a_library_run_from_its_own_source_tree_is_placed_there():
+    """A clone or an editable install (``lmdeploy/lmdeploy/...``, ``FunASR-main/funasr/...``, a
+    ``src/`` or ``python/`` layout) is the library's code; the same error from a project's own
+    ``models/models/`` folder, or from a folder of another name, is nobody's."""
+    for tree, file in (
+        ("/root/work/lmdeploy/lmdeploy/pytorch/engine.py", "lmdeploy/pytorch/engine.py"),
+        (r"E:\PyCharm\FunASR-main\funasr\train\choices.py", "funasr/train/choices.py"),
+        ("/srv/LLaMA-Factory/src/llamafactory/train/tuner.py", "llamafactory/train/tuner.py"),
+    ):
+        out = _answer(_frames((tree, "raise RuntimeError(msg)")))
+        site = out["raised_at"][0]
+        assert (site["origin"], site["file"]) == ("frame", file), tree
+        assert out["raised_by"]["kind"] == "library", tree
+    for own in ("/home/u/models/models/net.py", "/home/u/myproj/lmdeploy/engine.py"):
+        out = _answer(_frames((own, "raise RuntimeError(msg)")))
+        assert all(r.get("origin") != "frame" for r in out["raised_at"]) and out["raised_by"]["kind"] != "library"
+
+
+def test_the_interpreters_own_error_in_a_source_tree_the_user_runs_is_plain_python():
+    """A clone the user runs as their project: CPython's own wording raised on its line is the code's
+    Python, as on the user's own line; only a message the library composed is the library's."""
+    out = _answer(
+        _frames(
+            ("/home/u/lmdeploy/lmdeploy/serve/core.py", "net_output = model(**sample['net_input'])"),
+            exc="TypeError: 'NoneType' object is not subscriptable",
+        )
+    )
+    assert out["raised_by"] == {"kind": "python", "library": None}
+    assert all(r.get("origin") != "frame" for r in out["raised_at"])
+
+
+def test_a_comfyui_custom_node_is_named_and_a_paste_cut_in_comfyuis_dispatcher_names_nobody():
+    node = r"C:\AI\ComfyUI\custom_nodes\ComfyUI_Quokka_Nodes\nodes.py"
+    out = _answer(
+        _frames((r"C:\AI\ComfyUI\execution.py", "return_values = map_node(obj)"), (node, "raise Exception(m)"))
+    )
+    assert out["raised_by"] == {"kind": "library", "library": "ComfyUI-Quokka-Nodes"}
+    assert out["raised_at"][0]["file"] == "ComfyUI_Quokka_Nodes/nodes.py"
+    cut = "!!! Exception during processing !!! the quokka node ran dry\n" + _frames(
+        (r"C:\AI\ComfyUI\execution.py", "return_values = map_node(obj)"), exc=""
+    )
+    assert _answer(cut)["raised_by"]["kind"] is None
+
+
+def test_a_windows_standard_library_frame_under_a_library_frame_is_skipped():
+    """``envs\\name\\lib\\ctypes\\__init__.py`` is the standard library's (its module's name tells
+    it from a project's own ``lib`` folder): the package that called it raised the error."""
+    out = _answer(
+        _frames(
+            (r"C:\m\envs\e\lib\site-packages\quokka_sched\engine.py", "libc = ctypes.CDLL(name)"),
+            (r"C:\m\envs\e\lib\ctypes\__init__.py", "if '/' in name or '\\\\' in name:"),
+            exc="TypeError: argument of type 'NoneType' is not iterable",
+        )
+    )
+    assert out["raised_by"] == {"kind": "library", "library": "quokka-sched"}
+
+
 def test_a_bare_assert_in_a_library_is_placed_at_its_frame():
     out = _answer(
         _frames(("/env/lib/python3.11/site-packages/quokka_sched/config.py", "assert self.ok"), exc="AssertionError")

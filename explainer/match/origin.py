@@ -69,6 +69,7 @@ _PYTHON_MESSAGE = Lazy(
     r"|unsupported operand type\(s\)|can only concatenate|\w{1,80}\(\) (?:takes|got|missing) "
     r"|list index out of range|string indices must be|'\w{1,80}' object is not (?:subscriptable|callable|iterable)"
     r"|(?:not enough|too many) values to unpack|name '\w{1,200}' is not defined"
+    r"|argument of type '\w{1,80}' is not (?:iterable|a container)"
     r"|'(?:int|float|str|bool|list|tuple|dict|set|bytes|NoneType)' object has no attribute)"
 )
 _NAME_NOT_DEFINED = Lazy(r"\bname '\w{1,200}' is not defined")
@@ -209,10 +210,64 @@ def _cut_missing(message: str | None) -> str | None:
     return cut.group(1) if cut else None
 
 
+# a Windows interpreter's or environment's standard library: C:\Python310\Lib\ctypes\__init__.py,
+# ...\envs\name\lib\subprocess.py (its module's name tells it from a project's own lib folder)
+_WINDOWS_STDLIB = Lazy(r"[\\/][Ll]ib[\\/]+(\w{1,80})(?:[\\/]|\.py$)")
+
+
+def stdlib_file(path: str) -> bool:
+    """Whether a frame's file is the standard library's."""
+    path = path[:1000]
+    if _STDLIB.search(path):
+        return True
+    m = _WINDOWS_STDLIB.search(path)
+    import sys
+
+    return bool(m) and m.group(1) in sys.stdlib_module_names
+
+
 def frame_package(path: str) -> str | None:
-    """The top-level import name of an installed package a frame's file lies in."""
-    m = _PACKAGE.search(path[:1000])
-    return m.group(1) if m else None
+    """The top-level import name of the package a frame's file lies in: an installed one, or one run
+    from its own source tree (:func:`package_file`)."""
+    found = package_file(path)
+    return found[0] if found else None
+
+
+# the folders a source tree keeps its package under (sglang/python/sglang, LLaMA-Factory/src/llamafactory)
+_TREE_FOLDERS = frozenset(("src", "python", "lib"))
+
+
+def package_file(path: str) -> tuple[str, str] | None:
+    """The package a frame's file lies in and the file's path from the package's folder on:
+    ``(import name, "pkg/sub/mod.py")``. An installed package (under ``site-packages``); else a
+    library run from its own source tree (a clone or an editable install: ``RecBole/recbole/...``,
+    ``stable-baselines3/stable_baselines3/...``, ``sglang/python/sglang/...``), told by a folder
+    named as a known distribution's import name inside a folder that bears the same name (a
+    project's own ``models/`` or ``utils/`` never does); else a ComfyUI custom node
+    (``custom_nodes/<node>/``, the node's folder its name) or ComfyUI itself, whose folders users run
+    from. None for the user's own files and the standard library."""
+    path = path[:1000]
+    m = _PACKAGE.search(path)
+    if m:
+        return m.group(1), path[m.start(1) :].replace("\\", "/")
+    parts = path_parts(path)
+    if len(parts) < 3:
+        return None
+    from explainer.facts import distributions_of
+
+    for i in range(1, len(parts) - 1):  # the folders (the last part is the file)
+        name, above = parts[i], parts[i - 1]
+        if above.lower() == "custom_nodes" and name:
+            return name, "/".join(parts[i:])
+        if above.lower() in _TREE_FOLDERS and i >= 2:
+            above = parts[i - 2]
+        key = _ALNUM.sub("", name.lower())
+        if len(key) >= 3 and name.isidentifier() and key in _ALNUM.sub("", above.lower()) and distributions_of(name):
+            return name, "/".join(parts[i:])
+    for i in range(len(parts) - 2, -1, -1):
+        if parts[i].lower() == "comfyui" and "custom_nodes" not in (p.lower() for p in parts[i:]):
+            return "comfyui", "/".join(parts[i + 1 :])
+    return None
 
 
 def _distribution(import_name: str) -> str:
@@ -229,23 +284,13 @@ def frame_site(parsed) -> tuple:
     as a ``raised_at`` record of ``origin`` "frame"; empty when that frame is torch's or the user's."""
     for f in reversed(parsed.frames):
         path = (f.file or "")[:1000]
-        m = _PACKAGE.search(path)
-        if m:
-            if m.group(1) == "torch" or not _ends_with_exception(parsed, f):
+        found = package_file(path)
+        if found:
+            if found[0] == "torch" or not _ends_with_exception(parsed, f) or _tree_runs_as_project(parsed, f):
                 return ()
-            library = _distribution(m.group(1)).replace("_", "-")
-            return (
-                _site(
-                    parsed.exc_type,
-                    path[m.start(1) :].replace("\\", "/"),
-                    f.line,
-                    f.function,
-                    "frame",
-                    library,
-                    code=f.code,
-                ),
-            )
-        if not _STDLIB.search(path):
+            library = _distribution(found[0]).replace("_", "-")
+            return (_site(parsed.exc_type, found[1], f.line, f.function, "frame", library, code=f.code),)
+        if not stdlib_file(path):
             return ()
     return ()
 
@@ -295,15 +340,36 @@ def _shadowed(parsed, module: str) -> bool:
     return False
 
 
+def _interpreter_raised(parsed, frame) -> bool:
+    """Whether the interpreter itself raised the exception on the frame's line: an exception only it
+    raises, its own wording, the line's ``assert``, a builtin operation's error."""
+    exc = (parsed.exc_type or "").rsplit(".", 1)[-1]
+    message = (parsed.message or "")[:300]
+    return (
+        exc in PYTHON_TYPES or bool(_PYTHON_MESSAGE.search(message)) or _asserts(exc, frame) or _builtin_op(exc, frame)
+    )
+
+
+def _tree_runs_as_project(parsed, frame) -> bool:
+    """A library's source tree the user runs as their project (a clone: ``fairseq/fairseq/...``, not an
+    installed package) where the interpreter raised the error on its line: plain Python in the code
+    the user runs, as on their own line; a message the library composed is the library's."""
+    return not _PACKAGE.search((frame.file or "")[:1000]) and _interpreter_raised(parsed, frame)
+
+
 def _goes_on_after(parsed, frame) -> bool:
-    """Whether the paste has more than the frame's own code line after ``frame`` (another frame cut
-    short, a log line): a frame the paste ends with (a bare ``assert`` whose type was not pasted) is
-    where it was raised."""
+    """Whether the paste has more than the frame's own code line (and its ``^^^`` marks) after
+    ``frame`` (another frame cut short, a log line): a frame the paste ends with (a bare ``assert``
+    whose type was not pasted) is where it was raised; one of a source tree (:func:`package_file`)
+    only with the exception after it (ComfyUI's ``execution.py`` runs every node: a paste cut there
+    was raised further in)."""
+    if not _PACKAGE.search((frame.file or "")[:1000]):
+        return True
     lines = parsed.lines
     at = max((i for i, line in enumerate(lines) if frame.file and frame.file in line), default=None)
     if at is None or not frame.function:
         return True  # (a header cut before its function's name: the paste was cut there)
-    rest = [line for line in lines[at + 1 :] if line.strip()]
+    rest = [line for line in lines[at + 1 :] if line.strip(" \t^~")]
     return len(rest) > (1 if frame.code else 0)
 
 
@@ -391,8 +457,11 @@ def from_paste(parsed, raised_at=()) -> dict:
                 # error rebuilt in the main process): the class's package raised it
                 owner = _typed_by(parsed.exc_type)
                 return who("library", owner) if owner else who("torch")
+            if _tree_runs_as_project(parsed, f):
+                user = f
+                break
             return who("library", _distribution(pkg))
-        if not _STDLIB.search((f.file or "")[:1000]):
+        if not stdlib_file(f.file or ""):
             user = f
             break
         in_stdlib = True
@@ -411,7 +480,7 @@ def from_paste(parsed, raised_at=()) -> dict:
     if user is not None:
         # the interpreter raised it on the user's own line: an exception only the interpreter raises,
         # its own wording, or the user's `assert` (torch's own errors come from its C++ with other words)
-        if exc in PYTHON_TYPES or _PYTHON_MESSAGE.search(message) or _asserts(exc, user) or _builtin_op(exc, user):
+        if _interpreter_raised(parsed, user):
             return who("python")
         if in_stdlib and not any(frame_package(f.file or "") for f in parsed.frames):
             return who("python")  # the standard library, called from the user's own code
