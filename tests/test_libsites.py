@@ -173,17 +173,19 @@ def test_a_library_run_from_its_own_source_tree_is_placed_there():
         assert all(r.get("origin") != "frame" for r in out["raised_at"]) and out["raised_by"]["kind"] != "library"
 
 
-def test_the_interpreters_own_error_in_a_source_tree_the_user_runs_is_plain_python():
-    """A clone the user runs as their project: CPython's own wording raised on its line is the code's
-    Python, as on the user's own line; only a message the library composed is the library's."""
-    out = _answer(
-        _frames(
-            ("/home/u/lmdeploy/lmdeploy/serve/core.py", "net_output = model(**sample['net_input'])"),
-            exc="TypeError: 'NoneType' object is not subscriptable",
-        )
-    )
-    assert out["raised_by"] == {"kind": "python", "library": None}
-    assert all(r.get("origin") != "frame" for r in out["raised_at"])
+def test_a_path_that_starts_at_a_package_folder_is_placed_there():
+    """A shortened path (``.../pkg/...``) or a relative one that starts at a package's folder (a compiled
+    package's recorded paths) is that package's; a relative ``clone/script.py`` (a clone's root named
+    as a package) and a project's own relative paths are nobody's."""
+    for path, file in (
+        (".../lmdeploy/serve/core.py", "lmdeploy/serve/core.py"),
+        ("lmdeploy/serve/core.py", "lmdeploy/serve/core.py"),
+    ):
+        site = _answer(_frames((path, "raise RuntimeError(msg)")))["raised_at"][0]
+        assert (site["origin"], site["file"]) == ("frame", file), path
+    for own in ("lmdeploy/detect.py", "models/yolo/head.py"):
+        out = _answer(_frames((own, "raise RuntimeError(msg)")))
+        assert all(r.get("origin") != "frame" for r in out["raised_at"]), own
 
 
 def test_a_comfyui_custom_node_is_named_and_a_paste_cut_in_comfyuis_dispatcher_names_nobody():

@@ -233,6 +233,9 @@ def frame_package(path: str) -> str | None:
     return found[0] if found else None
 
 
+# a path the poster shortened (".../pkg/mod.py", "…/pkg/mod.py"), and one from a root, a drive or home
+_ELIDED = frozenset(("...", "…", "<...>"))
+_ROOTED = Lazy(r"[\\/~]|[A-Za-z]:|\.{1,2}[\\/]")
 # the folders a source tree keeps its package under (sglang/python/sglang, LLaMA-Factory/src/llamafactory)
 _TREE_FOLDERS = frozenset(("src", "python", "lib"))
 
@@ -243,7 +246,8 @@ def package_file(path: str) -> tuple[str, str] | None:
     library run from its own source tree (a clone or an editable install: ``RecBole/recbole/...``,
     ``stable-baselines3/stable_baselines3/...``, ``sglang/python/sglang/...``), told by a folder
     named as a known distribution's import name inside a folder that bears the same name (a
-    project's own ``models/`` or ``utils/`` never does); else a ComfyUI custom node
+    project's own ``models/`` or ``utils/`` never does), or a path that starts at such a folder (a
+    relative one, or one the poster shortened: ``.../coremltools/...``); else a ComfyUI custom node
     (``custom_nodes/<node>/``, the node's folder its name) or ComfyUI itself, whose folders users run
     from. None for the user's own files and the standard library."""
     path = path[:1000]
@@ -251,10 +255,22 @@ def package_file(path: str) -> tuple[str, str] | None:
     if m:
         return m.group(1), path[m.start(1) :].replace("\\", "/")
     parts = path_parts(path)
-    if len(parts) < 3:
+    if len(parts) < 2:
         return None
     from explainer.facts import distributions_of
 
+    elided = parts[0] in _ELIDED  # ".../coremltools/converters/...": the poster cut the folders above
+    if elided or not _ROOTED.match(path):
+        # a path that starts at a package's folder: a shortened one, a compiled package's recorded
+        # paths (rknn/api/rknn_runtime.py), the package's folder in the working directory
+        # (a folder, then a subfolder: "yolov5/detect.py" is as often a clone's root, named as a package)
+        rel = parts[1:] if elided else parts
+        if len(rel) > 2 and rel[0].isidentifier() and distributions_of(rel[0]):
+            return rel[0], "/".join(rel)
+        if not elided:
+            return None
+    if len(parts) < 3:
+        return None
     for i in range(1, len(parts) - 1):  # the folders (the last part is the file)
         name, above = parts[i], parts[i - 1]
         if above.lower() == "custom_nodes" and name:
@@ -286,7 +302,7 @@ def frame_site(parsed) -> tuple:
         path = (f.file or "")[:1000]
         found = package_file(path)
         if found:
-            if found[0] == "torch" or not _ends_with_exception(parsed, f) or _tree_runs_as_project(parsed, f):
+            if found[0] == "torch" or not _ends_with_exception(parsed, f):
                 return ()
             library = _distribution(found[0]).replace("_", "-")
             return (_site(parsed.exc_type, found[1], f.line, f.function, "frame", library, code=f.code),)
@@ -348,13 +364,6 @@ def _interpreter_raised(parsed, frame) -> bool:
     return (
         exc in PYTHON_TYPES or bool(_PYTHON_MESSAGE.search(message)) or _asserts(exc, frame) or _builtin_op(exc, frame)
     )
-
-
-def _tree_runs_as_project(parsed, frame) -> bool:
-    """A library's source tree the user runs as their project (a clone: ``fairseq/fairseq/...``, not an
-    installed package) where the interpreter raised the error on its line: plain Python in the code
-    the user runs, as on their own line; a message the library composed is the library's."""
-    return not _PACKAGE.search((frame.file or "")[:1000]) and _interpreter_raised(parsed, frame)
 
 
 def _goes_on_after(parsed, frame) -> bool:
@@ -457,9 +466,6 @@ def from_paste(parsed, raised_at=()) -> dict:
                 # error rebuilt in the main process): the class's package raised it
                 owner = _typed_by(parsed.exc_type)
                 return who("library", owner) if owner else who("torch")
-            if _tree_runs_as_project(parsed, f):
-                user = f
-                break
             return who("library", _distribution(pkg))
         if not stdlib_file(f.file or ""):
             user = f
