@@ -214,6 +214,21 @@ def test_a_windows_standard_library_frame_under_a_library_frame_is_skipped():
     assert out["raised_by"] == {"kind": "library", "library": "quokka-sched"}
 
 
+def test_a_librarys_own_version_check_is_the_installations_fault():
+    """A library that checks what is installed ("Quokka requires PyTorch >= 2.1.0") raised it, and
+    says the installation is at fault: the environment's, named by that library."""
+    for message in (
+        "RuntimeError: Quokka requires PyTorch >= 2.1.0",
+        "ImportError: the quokka plan requires numpy version 2.0 but numpy 1.26.4 is installed.",
+    ):
+        out = _answer(
+            _frames(("/env/lib/python3.11/site-packages/quokka_sched/backend.py", "raise Err(msg)"), exc=message)
+        )
+        assert out["raised_by"] == {"kind": "environment", "library": "quokka-sched"}, message
+    other = _answer(_frames(("/env/lib/python3.11/site-packages/quokka_sched/backend.py", "raise Err(msg)")))
+    assert other["raised_by"] == {"kind": "library", "library": "quokka-sched"}
+
+
 def test_a_bare_assert_in_a_library_is_placed_at_its_frame():
     out = _answer(
         _frames(("/env/lib/python3.11/site-packages/quokka_sched/config.py", "assert self.ok"), exc="AssertionError")

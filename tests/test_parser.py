@@ -476,3 +476,12 @@ def test_a_cpp_frame_line_is_never_the_message():
         "frame #1: at::native::cat(c10::ArrayRef<at::Tensor>, long) + 0x1 (0x7f in libcaffe2.so)\n"
     )
     assert p.message.startswith("invalid argument 0: Sizes of tensors must match")
+
+
+def test_the_closing_half_of_a_posters_quotes_is_not_the_message():
+    """```ModuleNotFoundError: No module named 'src'` ``: the backtick that opened the paste went with
+    the type; its closing half is no part of what Python printed. Balanced quotes stay."""
+    assert parse_text("`ModuleNotFoundError: No module named 'src'`").message == "No module named 'src'"
+    assert parse_text("ValueError: Model m.ckpt not found in available models: ['a']\"").message.endswith("['a']")
+    kept = parse_text('KeyError: "the key `a` was not found"')
+    assert kept.message.endswith('"') and "`a`" in kept.message

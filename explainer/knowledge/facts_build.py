@@ -90,6 +90,30 @@ COMMUNITY_DISTS = (
     "pyarrow", "polars", "openpyxl", "psutil", "gputil", "pynvml", "py3nvml", "nvitop", "tensorflow",
     "keras", "jax", "flax", "paddlepaddle", "mxnet", "torch-npu", "intel-extension-for-pytorch",
     "torch-directml", "pytorch-lightning", "lightning", "hydra-core", "wandb", "comet-ml", "neptune",
+    # reinforcement learning, robots and simulators; 3D and rendering; deployment and export
+    "gymnasium", "gym", "stable-baselines3", "sb3-contrib", "torchrl", "pettingzoo", "mujoco", "pybullet",
+    "lerobot", "nerfacc", "gsplat", "torch-tensorrt", "onnx2torch", "openvino", "pnnx", "coremltools",
+    # documents, OCR and retrieval; LLM training, serving and agents
+    "easyocr", "paddleocr", "rapidocr-onnxruntime", "pymupdf", "pdfplumber", "docx2txt", "magic-pdf",
+    "unstructured", "llama-index", "langchain-core", "flagembedding", "gliner", "sglang", "xinference",
+    "xoscar", "ollama", "litgpt", "torchtune", "unsloth", "colossalai", "megatron-core", "instructlab",
+    "autotrain-advanced", "text-generation", "lemonade-sdk",
+    # speech and music; vision research code bases published as packages
+    "s3prl", "chattts", "audio-separator", "asteroid", "basic-pitch", "yolox", "torchreid", "anomalib",
+    "pytorch-metric-learning", "torchattacks", "deeprobust", "cityscapesscripts", "x-transformers",
+    "vector-quantize-pytorch",
+    # science: physics-informed nets, molecules, biology, time series, federated, spiking, quantum, tabular
+    "deepxde", "neuraloperator", "torchdiffeq", "torchsde", "e3nn", "mace-torch", "torchani", "dgllife",
+    "rdkit", "deepchem", "fair-esm", "scanpy", "anndata", "scvi-tools", "darts", "pytorch-forecasting",
+    "neuralforecast", "gluonts", "tsai", "pyqlib", "recbole", "flwr", "opacus", "snntorch", "spikingjelly",
+    "pennylane", "pytorch-tabnet", "tabpfn", "lightgbm", "xgboost", "catboost",
+    # medical and microscopy images; notebooks; tuning and utilities the population's pastes name
+    "openslide-python", "tifffile", "pydicom", "totalsegmentator", "zarr", "notebook", "jupyterlab",
+    "ipykernel", "ipywidgets", "nni", "bayesian-optimization", "hyperopt", "fastai", "fastprogress",
+    "test-tube", "chainer",
+    # evaluation, RLHF and agents; export toolkits; EEG and federated learning
+    "lm-eval", "opencompass", "openrlhf", "smolagents", "rwkv", "text2vec", "mmdeploy", "openvino-dev",
+    "rknn-toolkit2", "mne", "braindecode", "fedml",
 )  # fmt: skip
 MAX_CLOSURE = 3000  # distributions followed through requirements, at most
 MAX_SDIST = 40_000_000  # bytes of a source archive read whole (for a project without wheels)

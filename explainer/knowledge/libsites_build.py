@@ -89,6 +89,27 @@ RELEASES = (
     ("gymnasium", "1.4.0"),
     ("basicsr", "1.4.2"),
     ("funasr", "1.4.16"),
+    # measured again on eleven community samples: fine-tuning and evaluation, model compression and
+    # export, science, pathology, recommendation, OCR, speech, graphs
+    ("xtuner", "0.2.0"),
+    ("ms-swift", "4.6.0"),
+    ("lm-eval", "0.4.13"),
+    ("colossalai", "0.5.0"),
+    ("smolagents", "1.26.0"),
+    ("flagembedding", "1.4.2"),
+    ("nni", "3.0"),
+    ("coremltools", "9.0"),
+    ("fastai", "2.8.12"),
+    ("anomalib", "2.7.0"),
+    ("sahi", "0.12.8"),
+    ("easyocr", "1.7.2"),
+    ("deepxde", "1.15.0"),
+    ("pennylane", "0.45.1"),
+    ("tabpfn", "9.2.0"),
+    ("openslide-python", "1.4.7"),
+    ("recbole", "1.2.1"),
+    ("pyannote-audio", "4.0.7"),
+    ("dgl", "2.2.1"),
 )
 SKIP = ("/tests/", "/test_", "/examples/", "/benchmark", "/commands/", "/_vendor/", "/setup.py", "/docs/")
 LIBRARY = {"huggingface-hub": "huggingface_hub"}  # the name the answers use, where it is not the distribution's

@@ -16,6 +16,7 @@ Nothing here imports torch; the module is loaded only when the long tail is aske
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
 import re
@@ -258,7 +259,10 @@ def strip_suffixes(message: str) -> tuple[str, dict | None]:
         fn = "" if m.group(1) == "operator ()" else m.group(1)
         site = {"function": fn, "file": _repo_path(m.group(2)), "line": int(m.group(3))}
         message = message[: m.start()] + message[m.end() :]
-    return message.strip(), site
+    message = message.strip()
+    if message[-1:] in ('"', "`") and message.count(message[-1]) % 2:
+        message = message[:-1]  # the closing half of the quotes a poster put around the paste
+    return message, site
 
 
 def _folded_message(core: str, exc_type: str | None) -> str:
@@ -460,7 +464,7 @@ class LongTail:
         # its literal text bounds what it can match, the shorter of the message and its first line
         # what it is measured against
         thin = 0.3 * min(len(msg), len(first_line) or len(msg))
-        for r, pieces, _words, most, label in self._site_rows(db, best):
+        for r, pieces, tpl_words, most, label in self._site_rows(db, best):
             if r.generic or (r.lit < 40 and most < thin and not label):
                 continue
             got = fit(pieces, msg_q)
@@ -482,6 +486,9 @@ class LongTail:
                 not want
                 or not site_type
                 or site_type == want
+                # (a library's few indexed releases: another release raised the words as a kin class)
+                or self.python_only
+                and _builtin_kin(want, site_type)
                 or (
                     site_type == "RuntimeError"
                     and want not in _BUILTIN_TYPES
@@ -499,13 +506,12 @@ class LongTail:
             in_frames = any(ff.endswith(r.f) for ff in frame_files) if r.f else False
             if (
                 self.python_only
-                and r.lit < 20
-                and coverage < 0.5
+                and (r.lit < 20 and coverage < 0.5 or len(tpl_words) < 5 and coverage < 0.6)
                 and not in_frames
                 and r.f.split("/", 1)[0] not in tops
             ):
-                # a few words a hole leaves most of the message to ("{} does not exist") name no
-                # library the paste does not show
+                # a few words a hole leaves much of the message to ("{} does not exist", "File {} does
+                # not exist": every library that reads files says it) name no library the paste does not show
                 continue
             if (builtin or r.f.startswith(_CPYTHON_MIRRORS)) and not in_frames:
                 continue
@@ -741,6 +747,16 @@ _BUILTIN_TYPES = {
     "BufferError",
     "SystemError",
 }
+
+
+def _builtin_kin(a: str, b: str) -> bool:
+    """Two builtin exception classes one of which derives from the other: a release that raised
+    ``RuntimeError`` and a later one its subclass ``NotImplementedError`` (``OSError`` and
+    ``FileNotFoundError``, ``ImportError`` and ``ModuleNotFoundError``) raised the same error."""
+    ca, cb = getattr(builtins, a, None), getattr(builtins, b, None)
+    if not (isinstance(ca, type) and isinstance(cb, type) and issubclass(ca, Exception) and issubclass(cb, Exception)):
+        return False
+    return ca is not Exception and cb is not Exception and (issubclass(ca, cb) or issubclass(cb, ca))
 
 
 def _packages_named(exc_type: str | None, frame_files: set[str]) -> set[str]:

@@ -81,6 +81,13 @@ _ARITY = Lazy(
     r"^(?:TypeError: ?)?(?:\w{1,80}\.){0,3}(?!__init__\()\w{1,80}\(\) (?:missing \d{1,3} required (?:positional|keyword-only) "
     r"arguments?|takes (?:from \d{1,3} to )?\d{1,3} positional arguments? but \d{1,3} (?:was|were) given)"
 )
+# a library's words that another package's installed version does not meet its requirement
+# ("DGL requires PyTorch >= 1.13.0", "requires transformers version 4.37 but transformers 4.36.2 is
+# installed", "Python>=3.10 is required, but Python==3.8.10 is currently installed")
+_VERSION_NEED = Lazy(
+    r"\b(?:requires?|required|needs?)\b[^\n]{0,60}?(?:>=|>|==|<=|at least|version|v)\s?\d{1,4}\.\d{1,4}"
+    r"|\bis (?:currently )?installed\b|\bbut (?:you have|found) [\w.-]{1,60} \d{1,4}\.\d{1,4}"
+)
 # CPython's ImportError for a module whose sys.modules entry is None (a failed or blocked import)
 _HALTED = Lazy(r"import of ([A-Za-z_][\w.]{0,200}) halted; None in sys\.modules")
 
@@ -394,6 +401,10 @@ def from_paste(parsed, raised_at=()) -> dict:
         # (a module, or a name of one, that the import system could not find is the installation's,
         # whichever frame imported it)
         lib = raised_at[0].get("library")
+        if lib and _VERSION_NEED.search((parsed.message or "")[:500]):
+            # a library's own check of the installed versions ("DGL requires PyTorch >= 1.13.0"): the
+            # installation is at fault, as the library says
+            return who("environment", lib.replace("_", "-"))
         return who("library", lib.replace("_", "-")) if lib else who("torch")
     texts = [parsed.message or "", *(s.text for s in parsed.signals[:40]), *(parsed.lines[-60:])]
     for rx, tool in _TOOLS:

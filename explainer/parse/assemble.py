@@ -385,7 +385,7 @@ def _parse(text: str, budget: Budget | None = None) -> Parsed:
         fmt = "chained"
     return Parsed(
         exc_type=final.exc_type,
-        message=final.message,
+        message=_unwrapped(final.message),
         frames=frames,
         chain=tuple(chain),
         signals=tuple(signals),
@@ -394,6 +394,14 @@ def _parse(text: str, budget: Budget | None = None) -> Parsed:
         lang_hint=lang_hint(text),
         lines=_signal_lines(lines, events),
     )
+
+
+def _unwrapped(message: str | None) -> str | None:
+    """The message without the closing half of the quotes or backticks a poster put around the
+    paste (```ModuleNotFoundError: No module named 'src'` ``: the opening half went with the type)."""
+    if message and message[-1] in '`"' and message.count(message[-1]) % 2:
+        return message[:-1].rstrip() or message
+    return message
 
 
 SIGNAL_LINES = 400  # the paste's last lines an entry's signals are looked for in
