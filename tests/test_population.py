@@ -29,6 +29,7 @@ FLOORS = {
     "population_own8.jsonl": (56, 15, 11),
     "population_own9.jsonl": (36, 16, 7),
     "population_own10.jsonl": (35, 12, 7),
+    "population_own11.jsonl": (62, 27, 3),
 }
 
 
