@@ -229,6 +229,32 @@ def test_a_librarys_own_version_check_is_the_installations_fault():
     assert other["raised_by"] == {"kind": "library", "library": "quokka-sched"}
 
 
+def test_a_librarys_log_record_names_where_it_was_reported_but_not_who_raised_it():
+    """A log line names the module that reported the error (loguru's ``pkg.mod:fn:line - ``, the standard
+    library's ``pkg.mod - ERROR - ``), which may have caught another package's: the answer shows it as
+    logged there; ``raised_by`` stays unknown. A program's own ``__main__`` logger names nothing."""
+    for paste, file, line in (
+        (
+            "2024-11-13 14:40:37.395 | ERROR    | lmdeploy.serve.core:run_job:114 - need a plan input\n",
+            "lmdeploy/serve/core.py",
+            114,
+        ),
+        ("2024-05-01 10:00:00,000 - lmdeploy.serve.core - ERROR - the plan ran dry\n", "lmdeploy/serve/core.py", None),
+    ):
+        out = _answer(paste)
+        site = out["raised_at"][0]
+        assert (site["origin"], site["library"], site["file"], site["line"]) == ("log", "lmdeploy", file, line), paste
+        assert out["raised_by"]["kind"] is None
+    from explainer.knowledge.index import open_index
+    from explainer.match.explain import explain_text
+    from explainer.render.markdown import raised_at_markdown
+
+    md = raised_at_markdown(explain_text(paste, open_index(), budget=None), lang="both")
+    assert "reported this in its log" in md and "在日志里报告" in md and "Logged at" in md
+    own = _answer("2024-05-01 10:00:00,000 - __main__ - ERROR - the plan ran dry\n")
+    assert all(r["origin"] != "log" for r in own["raised_at"])
+
+
 def test_a_bare_assert_in_a_library_is_placed_at_its_frame():
     out = _answer(
         _frames(("/env/lib/python3.11/site-packages/quokka_sched/config.py", "assert self.ok"), exc="AssertionError")

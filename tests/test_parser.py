@@ -485,3 +485,16 @@ def test_the_closing_half_of_a_posters_quotes_is_not_the_message():
     assert parse_text("ValueError: Model m.ckpt not found in available models: ['a']\"").message.endswith("['a']")
     kept = parse_text('KeyError: "the key `a` was not found"')
     assert kept.message.endswith('"') and "`a`" in kept.message
+
+
+def test_an_error_level_log_prefix_names_its_logger():
+    """The cleaner strips a log record's prefix from the message and keeps the logger it named: the
+    standard library's ``ERROR:pkg.mod:`` and loguru's ``| ERROR | pkg.mod:function:line - ``; a
+    lower level names none (an INFO line is no error's)."""
+    loguru = parse_text("2024-11-13 14:40:37.395 | ERROR    | quokka_sched.cli.main:run_job:114 - need a plan input")
+    assert loguru.message == "need a plan input"
+    assert [s.text for s in loguru.signals if s.kind == "logger"] == ["quokka_sched.cli.main:run_job:114"]
+    std = parse_text("ERROR:quokka_sched.engine:the queue ran dry")
+    assert [s.text for s in std.signals if s.kind == "logger"] == ["quokka_sched.engine"]
+    info = parse_text("2024-11-13 14:40:37 | INFO | quokka_sched.cli.main:run_job:114 - starting")
+    assert not [s for s in info.signals if s.kind == "logger"]

@@ -50,6 +50,15 @@ LIBRARIES = {
     "safetensors": ("safetensors", "safetensors", "0.3.0"),
     "sentence_transformers": ("sentence-transformers", "sentence_transformers", "2.0.0"),
     "gradio": ("gradio", "gradio", "3.30.0"),
+    # the libraries whose moved modules the population samples show next (ultralytics.yolo,
+    # torchtext.legacy, fastchat.protocol, TTS.tts.models.*), and the fine-tuning and serving stack
+    "ultralytics": ("ultralytics", "ultralytics", "8.0.0"),
+    "torchtext": ("torchtext", "torchtext", "0.6.0"),
+    "fastchat": ("fschat", "fastchat", "0.2.0"),
+    "TTS": ("coqui-tts", "TTS", "0.22.1"),
+    "trl": ("trl", "trl", "0.4.0"),
+    "datasets": ("datasets", "datasets", "2.0.0"),
+    "vllm": ("vllm", "vllm", "0.2.0"),
 }
 
 

@@ -179,6 +179,50 @@ def warning_site(parsed) -> tuple:
     return ()
 
 
+# a log record in the message itself: loguru's "pkg.mod:function:12 - text" (also inside a poster's
+# words), the standard library's "pkg.mod - ERROR - text" / "pkg.mod 1234 ERROR text", and
+# "[ERROR] (pkg.mod.Class:853) - text"
+_LOGURU = Lazy(r"(?:^|\s)([A-Za-z_]\w{0,80}(?:\.\w{1,80}){0,10}):([\w<>]{1,100}):(\d{1,7}) - ")
+_STD_LOG = Lazy(
+    r"^([A-Za-z_]\w{0,80}(?:\.\w{1,80}){0,10})(?: - | \d{1,7} | )(?:ERROR|CRITICAL|FATAL)\b"
+    r"|\[(?:ERROR|CRITICAL|FATAL)\] \(([A-Za-z_]\w{0,80}(?:\.\w{1,80}){0,10}):(\d{1,7})\) - "
+)
+
+
+def log_site(parsed) -> tuple:
+    """Where a library logged the error the paste ends with, from the log record's own words: the
+    logger an error-level prefix named (the parser's ``logger`` signal: a module, with loguru its
+    function and line), else a record written into the message. A ``raised_at`` record of ``origin``
+    "log" when the module is a known distribution's (torch's: no library); empty otherwise (a
+    program's own ``__main__`` or ``root`` logger, the standard library, a name no distribution has)."""
+    named = next((s.text for s in reversed(parsed.signals) if s.kind == "logger"), None)
+    if named:
+        mod, _, rest = named.partition(":")
+        fn, _, line = rest.partition(":")
+    else:
+        message = (parsed.message or "")[:500]
+        m = _LOGURU.search(message) if " - " in message else None
+        if m:
+            mod, fn, line = m.groups()
+        else:
+            m = _STD_LOG.search(message) if "ERROR" in message or "CRITICAL" in message or "FATAL" in message else None
+            if not m:
+                return ()
+            mod, fn, line = m.group(1) or m.group(2), "", m.group(3) or ""
+    import sys
+
+    from explainer.facts import distributions_of
+
+    top = mod.split(".", 1)[0]
+    dists = distributions_of(top) if top not in sys.stdlib_module_names else []
+    if not dists:
+        return ()
+    library = None if dists[0] == "torch" else dists[0]
+    # (a module's logger is named by its __name__; a bare package name is the package's own logger)
+    file = mod.replace(".", "/") + ".py" if "." in mod or fn else None
+    return (_site(parsed.exc_type, file, int(line) if line else None, fn or None, "log", library),)
+
+
 def who(kind: str | None, library: str | None = None) -> dict:
     return {"kind": kind, "library": library}
 
@@ -320,9 +364,11 @@ def frame_site(parsed) -> tuple:
 
 def paste_sites(parsed) -> tuple:
     """Where the paste itself shows the error was raised: the library frame that raised it, a system
-    library's own file and line in its last lines, or the package file a warning's header names;
-    empty when it shows none of them."""
-    return (frame_site(parsed) if parsed.frames else ()) or native_site(parsed) or warning_site(parsed)
+    library's own file and line in its last lines, the package file a warning's header names, or the
+    module whose log record reports it; empty when it shows none of them."""
+    return (
+        (frame_site(parsed) if parsed.frames else ()) or native_site(parsed) or warning_site(parsed) or log_site(parsed)
+    )
 
 
 def _ends_with_exception(parsed, frame) -> bool:
@@ -397,6 +443,10 @@ def from_paste(parsed, raised_at=()) -> dict:
     unimportable = "cannot import name" in (parsed.message or "")[:2000] and "partially initialized" not in (
         parsed.message or ""
     )
+    if raised_at and raised_at[0].get("origin") == "log":
+        # a log names who reported the error, which may have caught another package's (magic_pdf logs
+        # PyMuPDF's "code=8: invalid key in dict"): the answer shows it; who raised it, the paste does not say
+        raised_at = ()
     if raised_at and not ((missing or loader or unimportable) and raised_at[0].get("origin") == "frame"):
         # (a module, or a name of one, that the import system could not find is the installation's,
         # whichever frame imported it)

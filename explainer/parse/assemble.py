@@ -301,7 +301,7 @@ def _visible(p: Parsed) -> Parsed:
 
 
 def _parse(text: str, budget: Budget | None = None) -> Parsed:
-    lines, hints, tags = clean(text, budget)
+    lines, hints, tags, logged = clean(text, budget)
     events, signals, scan_hints = _scan(lines, tags, budget)
     hints |= scan_hints
     errors = [e for e in events if not e.warning and e.kind != "inline"]
@@ -321,11 +321,12 @@ def _parse(text: str, budget: Budget | None = None) -> Parsed:
             pool = warned
     if not pool:
         msg = _fallback_message(lines)
+        logger = _logger_of(msg, lines, logged) if logged else None
         return Parsed(
             exc_type=None,
             message=msg,
             alternatives=_alternatives(lines, msg),
-            signals=tuple(signals),
+            signals=(*signals, Signal("logger", logger)) if logger else tuple(signals),
             format=_format(hints, last_line=True),
             lang_hint=lang_hint(text),
             lines=_signal_lines(lines, events),
@@ -380,6 +381,9 @@ def _parse(text: str, budget: Budget | None = None) -> Parsed:
     own = _own_package(final.exc_type, final.message, frames)
     if own:
         signals = [*signals, own]
+    logger = _logger_of(final.message, lines, logged) if logged else None
+    if logger:
+        signals = [*signals, Signal("logger", logger)]
     fmt = _format(hints, last_line=not frames and len([l for l in lines if l.strip()]) <= 2)
     if any(c.relation in ("cause", "context") for c in chain) and fmt == "standard":
         fmt = "chained"
@@ -394,6 +398,19 @@ def _parse(text: str, budget: Budget | None = None) -> Parsed:
         lang_hint=lang_hint(text),
         lines=_signal_lines(lines, events),
     )
+
+
+def _logger_of(message: str | None, lines: list[str], logged: dict[int, str]) -> str | None:
+    """The logger whose error-level record holds the final message (its prefix, stripped by the
+    cleaner, named it): the last such line that holds the message's start, or starts it."""
+    head = (message or "").strip()[:40]
+    if not head:
+        return None
+    for i in sorted(logged, reverse=True):
+        line = lines[i].strip() if i < len(lines) else ""
+        if line and (head in line or head.startswith(line[:40])):
+            return logged[i]
+    return None
 
 
 def _unwrapped(message: str | None) -> str | None:

@@ -33,7 +33,8 @@ _PREFIXES = [
     r"^\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?\s*(?:[-|:]\s*)?",  # ISO time
     r"^[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d\s+",  # "Oct 16 02:07:00 "
     r"^\d\d:\d\d:\d\d(?:[.,:-]\d+)?\s+",  # "10:53:25-006878 "
-    r"^\[?(?:ERROR|WARNING|WARN|INFO|DEBUG|CRITICAL|FATAL)\]?(?:\s*[:|]\s*|\s+-\s+|\s+)(?:[\w.]+:(?=\S))?",  # log level
+    # a log level, and the logger's name after it ("ERROR:pkg.mod:", loguru's "ERROR | pkg.mod:fn:12 - ")
+    r"^\[?(?:ERROR|WARNING|WARN|INFO|DEBUG|CRITICAL|FATAL)\]?(?:\s*[:|]\s*|\s+-\s+|\s+)(?:[\w.]+:(?:[\w<>]+:\d+ - )?(?=\S))?",
     r"^[A-Z]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+[\w./-]+:\d+\]\s*",  # glog "W1130 01:02:03.456 123 file.cpp:45] "
     r"^\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w.-]{1,100}:\d+\] ?",  # vLLM's "11-05 12:03:00 client.py:250] " after its level
     r"^\[?[\w.-]+ ?(?:pid=|rank=)\d+\]?\s+",  # ray-style "(pid=123) "
@@ -105,6 +106,12 @@ def _split_prefix(line: str) -> tuple[str, str]:
             break
         rest = rest[m.end() :]
     return line[: len(line) - len(rest)], rest
+
+
+# the logger an error-level prefix names: "ERROR:pkg.mod:", "| ERROR    | pkg.mod:fn:12 - "
+_LOGGED_BY = Lazy(
+    r"(?:ERROR|CRITICAL|FATAL)\]?(?:\s*[:|]\s*|\s+-\s+|\s+)([A-Za-z_][\w.]{0,200}):(?:([\w<>]{1,100}):(\d{1,7}) - )?"
+)
 
 
 def strip_prefixes(line: str) -> str:
@@ -436,10 +443,11 @@ TEXT_PASSES = (
 )
 
 
-def clean(text: str, budget: Budget | None = None) -> tuple[list[str], set[str], list[str]]:
-    """Lines ready for scanning, the format hints met on the way, and each line's prefix shape
-    (its prefixes with the numbers taken out: lines of one message share it). Once ``budget`` is
-    spent only the last ``_TAIL_LINES`` lines are cleaned."""
+def clean(text: str, budget: Budget | None = None) -> tuple[list[str], set[str], list[str], dict[int, str]]:
+    """Lines ready for scanning, the format hints met on the way, each line's prefix shape (its
+    prefixes with the numbers taken out: lines of one message share it), and the logger an
+    error-level prefix named, by line (``pkg.mod`` or loguru's ``pkg.mod:function:line``). Once
+    ``budget`` is spent only the last ``_TAIL_LINES`` lines are cleaned."""
     hints: set[str] = set()
     if len(text) > MAX_CHARS:
         text = text[-MAX_CHARS:]
@@ -456,6 +464,7 @@ def clean(text: str, budget: Budget | None = None) -> tuple[list[str], set[str],
     cap = MAX_FLAT_LINE if few else MAX_LINE
     lines: list[str] = []
     tags: list[str] = []
+    logged: dict[int, str] = {}
     wide = False  # a line of a longer paste kept past MAX_LINE to be split back
     k, n_raw, next_check, chars = 0, len(raw_lines), 0, 0
     while k < n_raw:
@@ -499,6 +508,9 @@ def clean(text: str, budget: Budget | None = None) -> tuple[list[str], set[str],
                 hints.add("pytest")
             elif _DISTRIBUTED.match(line):
                 hints.add("distributed_prefixed")
+            by = _LOGGED_BY.search(prefix) if "ERROR" in prefix or "CRITICAL" in prefix or "FATAL" in prefix else None
+            if by:
+                logged[len(lines)] = ":".join(g for g in by.groups() if g)
             line = stripped
         lines.append(line)
         tags.append(_DIGITS.sub("", "".join(prefix.split())) if prefix else "")
@@ -513,13 +525,14 @@ def clean(text: str, budget: Budget | None = None) -> tuple[list[str], set[str],
             re_lines = _reflow(l) if len(l) > 200 and (few_lines or _holds_flat_traceback(l)) else [l]
             if len(re_lines) > 1:
                 hints.add("flattened")
+                logged = {}  # (lines split back: the loggers' places moved)
             flat.extend(re_lines)
             # one line's prefix, not a logger's on each
             flat_tags.extend([""] * len(re_lines) if few_lines or len(re_lines) > 1 else [t])
         lines, tags = flat, flat_tags
     if few or wide:
         lines = [l[:MAX_LINE] for l in lines]
-    return lines, hints, tags
+    return lines, hints, tags, logged
 
 
 def _holds_flat_traceback(line: str) -> bool:

@@ -86,6 +86,12 @@ TAIL: dict[str, dict[str, Any]] = {  # texts, and the "strength" names by match 
         "warning": "named by the warning's own header",
         "warning_credit": "A warning does not stop the program: if it failed, its error comes further down the output "
         "(paste that part). No cause or fix is curated for this warning.",
+        "log_head": "Not in the curated knowledge base. PyTorch reported this in its log:",
+        "logged_at": "Logged at",
+        "log": "named by the log record itself",
+        "log_from": "logged by {fn}",
+        "log_credit": "The location is the module the log record names: the code that reported the error, which may "
+        "have caught it from deeper down (a log shows the message only). No cause or fix is curated for it.",
         "from": "{exc} from {fn}",
         "from_untyped": "raised by {fn}",
         "at": "Raised at",
@@ -128,6 +134,12 @@ TAIL: dict[str, dict[str, Any]] = {  # texts, and the "strength" names by match 
         "warning": "警告开头自带的位置",
         "warning_credit": "警告本身不会让程序停下来：如果程序确实失败了，真正的报错在输出的更后面（请贴那一段）。"
         "这条警告还没有人工整理的原因和解决办法。",
+        "log_head": "知识库里还没有整理这条报错，它是 PyTorch 在日志里报告的：",
+        "logged_at": "记录位置",
+        "log": "日志记录自己写明的位置",
+        "log_from": "由 {fn} 记录",
+        "log_credit": "位置是日志记录里写明的模块：报告这个错误的代码，错误本身可能是它从更深处捕获的（日志只给出了信息）。"
+        "这条报错还没有人工整理的原因和解决办法。",
         "from": "{fn} 抛出的 {exc}",
         "from_untyped": "由 {fn} 抛出",
         "at": "抛出位置",
@@ -173,6 +185,7 @@ LIB_TAIL: dict[str, dict[str, str]] = {
         "frame_credit": "Location from the paste's own traceback: the indexed releases of {lib} do not hold this "
         "message word for word (an older or newer release, or an error Python raised inside {lib}'s code). "
         "No cause or fix is curated for it.",
+        "log_head": "Not in the curated knowledge base. The library {lib} reported this in its log:",
     },
     "zh": {
         "head": "知识库里还没有整理这条报错，它是库 {lib} 自己抛出的：",
@@ -183,6 +196,7 @@ LIB_TAIL: dict[str, dict[str, str]] = {
         "paste_credit": "位置是 {lib} 自己在报错里写明的；已索引的源码里没有这条信息。这条报错还没有人工整理的原因和解决办法。",
         "frame_credit": "位置取自你贴出的调用栈：已索引的 {lib} 版本里没有逐字相同的这条信息"
         "（可能是更老或更新的版本，或是 Python 在 {lib} 的代码里抛出的错误）。这条报错还没有人工整理的原因和解决办法。",
+        "log_head": "知识库里还没有整理这条报错，它是库 {lib} 在日志里报告的：",
     },
 }
 
@@ -219,19 +233,23 @@ def raised_at_markdown(answer, *, lang: str, full: bool = True) -> str:
             place = _site_place(r)
             fn = code_span(r["function"]) if r.get("function") else ""
             if place or fn:  # never an empty "Raised at:" line (a site known by its message only)
-                parts.append(f"{T['at']}: {place}" + (f" ({fn})" if place and fn else fn) + "\n")
+                label = T["logged_at"] if r["origin"] == "log" else T["at"]
+                parts.append(f"{label}: {place}" + (f" ({fn})" if place and fn else fn) + "\n")
             continue
-        warned = r["origin"] == "warning"
-        parts.append(f"**{T['warning_head' if warned else 'head']}**\n")
+        warned, logged = r["origin"] == "warning", r["origin"] == "log"
+        parts.append(f"**{T['warning_head' if warned else 'log_head' if logged else 'head']}**\n")
         fn = code_span(r["function"]) if r.get("function") else (r.get("library") or "PyTorch")
         if r.get("op") and r["op"] != r.get("function"):
             fn += f" ({code_span(r['op'])})"
         exc = r.get("exc_type") or (answer.parsed.exc_type if "said" not in r else None)
         said_by = T.get("warning_from", T["from"]) if warned else T["from"]  # (zh words a warning otherwise)
-        who = said_by.format(exc=code_span(exc), fn=fn) if exc else T["from_untyped"].format(fn=fn)
+        if logged:
+            who = T["log_from"].format(fn=fn)
+        else:
+            who = said_by.format(exc=code_span(exc), fn=fn) if exc else T["from_untyped"].format(fn=fn)
         lines = [f"- {who}"]
         if r.get("file"):
-            if r["origin"] in ("paste", "warning"):
+            if r["origin"] in ("paste", "warning", "log"):
                 ver = T[r["origin"]]
             elif r["origin"] == "gpu-source":
                 ver = T["gpu"].format(v=r["torch_version"])
@@ -243,7 +261,7 @@ def raised_at_markdown(answer, *, lang: str, full: bool = True) -> str:
                 ver = T["source"].format(v=r["torch_version"])
             else:
                 ver = T["exact"].format(v=r.get("version") or r["torch_version"])
-            lines.append(f"- {T['warned_at' if warned else 'at']}: {_site_place(r)} ({ver})")
+            lines.append(f"- {T['warned_at' if warned else 'logged_at' if logged else 'at']}: {_site_place(r)} ({ver})")
         if r.get("condition"):
             lines.append(f"- {T['check']}: {code_span(r['condition'])}")
         if r.get("template"):
@@ -273,7 +291,7 @@ def raised_at_markdown(answer, *, lang: str, full: bool = True) -> str:
                     lines.append(f"- {T['gone'].format(last=newest, newest=span[1])}")
         if r.get("near"):
             lines.append(f"- {T['match']}: {T['near'].replace('{lib}', r.get('library') or 'torch')}")
-        elif r["origin"] not in ("frame", "paste", "warning"):
+        elif r["origin"] not in ("frame", "paste", "warning", "log"):
             lines.append(f"- {T['match']}: {T['strength'][r['strength']]}")
         parts.append("\n".join(lines) + "\n")
         if r.get("kind") == "internal-assert" or (r.get("template") or "").find("INTERNAL ASSERT FAILED") >= 0:
@@ -304,6 +322,8 @@ def raised_at_markdown(answer, *, lang: str, full: bool = True) -> str:
             if r["origin"] == "paste"
             else T["warning_credit"]
             if warned
+            else T["log_credit"]
+            if logged
             else T["credit"]
         )
         parts.append(
