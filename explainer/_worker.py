@@ -58,11 +58,13 @@ def unmet(requirement: str) -> str | None:
         import torch
     except ImportError:
         return "needs torch"
-    if requirement == "old-cuda-driver":
+    if requirement in ("old-cuda-driver", "broken-cuda-driver"):
         # a CUDA build on a machine with an NVIDIA driver it cannot use: the only place the error arises
         has_driver = os.path.exists("/proc/driver/nvidia/version") or sys.platform == "win32"
         if torch.version.cuda and has_driver and not torch.cuda.is_available():
             return None
+        if requirement == "broken-cuda-driver":
+            return "needs a CUDA build of torch on a machine whose loaded NVIDIA driver cannot start CUDA"
         return "needs a CUDA build of torch on a machine whose NVIDIA driver is older than that build's CUDA"
     if requirement == "cuda":
         return None if torch.cuda.is_available() else "needs a CUDA GPU"

@@ -1277,3 +1277,21 @@ def test_warnings_of_pips_isolated_build_are_not_the_users_environment(index):
     assert "numpy2-abi-mismatch" not in [m["id"] for m in answer_json(explain_text(build, index), index)["matches"]]
     own = build.replace("/tmp/pip-build-env-jmrxpe19/overlay", "/home/u/env") + "RuntimeError: Numpy is not available\n"
     assert top(index, own) == "numpy2-abi-mismatch"
+
+
+def test_a_label_templates_own_description_tells_it_apart_from_its_siblings(index):
+    """A template that is a label and a description in its own words ("THCudaCheck FAIL file={file}
+    line={line} error=30 : unknown error") is similar, word for word but the description, to every
+    CUDA error THC printed: fuzzy evidence needs the description's rarest word too."""
+    thc = "THCudaCheck FAIL file=/pytorch/aten/src/THC/generic/THCTensorMathPointwise.cu line=265 error={} : {}\n"
+    assert top(index, thc.format(30, "unknown error")) == "cuda-unknown-error"
+    assert top(index, thc.format(4, "unspecified launch failure")) != "cuda-unknown-error"
+    assert top(index, "RuntimeError: CUDA error: unknown error\n") == "cuda-unknown-error"
+    assert top(index, "RuntimeError: CUDA error: an illegal memory access was encountered\n") != "cuda-unknown-error"
+
+
+def test_a_numpy_scalar_torch_cannot_recognise_is_numpys_abi(index):
+    """``Could not infer dtype of numpy.float32``: torch started without its NumPy support, so it does
+    not know NumPy's types; another type in those words is the program's own mistake."""
+    assert top(index, "RuntimeError: Could not infer dtype of numpy.float32\n") == "numpy2-abi-mismatch"
+    assert top(index, "TypeError: Could not infer dtype of NoneType\n") != "numpy2-abi-mismatch"

@@ -20,16 +20,16 @@ from .conftest import FIXTURES
 # set -> (pastes no entry fits that abstain, pastes an entry fits answered top-1, raised_by of another kind)
 FLOORS = {
     "population_own.jsonl": (26, 16, 3),
-    "population_own2.jsonl": (45, 26, 9),
+    "population_own2.jsonl": (45, 26, 10),
     "population_own3.jsonl": (50, 27, 8),
-    "population_own4.jsonl": (53, 26, 4),
+    "population_own4.jsonl": (51, 28, 4),
     "population_own5.jsonl": (43, 26, 6),
     "population_own6.jsonl": (34, 19, 7),
     "population_own7.jsonl": (14, 10, 3),
     "population_own8.jsonl": (55, 17, 11),
     "population_own9.jsonl": (36, 16, 7),
     "population_own10.jsonl": (35, 12, 7),
-    "population_own11.jsonl": (62, 27, 3),
+    "population_own11.jsonl": (61, 28, 4),
 }
 
 

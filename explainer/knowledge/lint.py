@@ -57,7 +57,7 @@ KINDS = {"error", "warning", "log"}
 # model: the name the model is called by (``target caller``)
 CODE_VALUES = {"code", "target", "call", "receiver", "arg0", "arg1", "nn", "carried", "detached", "collate_fn", "model"}
 REQUIREMENTS = re.compile(
-    r"^(cuda|cpu-build|old-cuda-driver|multi-gpu|mps|linux|windows|macos|torchvision|triton|c-compiler|ninja|conda|numpy<2|torch(>=|<|==)[0-9.]+"
+    r"^(cuda|cpu-build|old-cuda-driver|broken-cuda-driver|multi-gpu|mps|linux|windows|macos|torchvision|triton|c-compiler|ninja|conda|numpy<2|torch(>=|<|==)[0-9.]+"
     r"|pkg:[A-Za-z0-9][A-Za-z0-9_.-]*((>=|<=|==|<|>)[0-9][0-9.]*)?)$"
 )
 SNIPPET_OPTIONS = {

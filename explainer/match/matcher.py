@@ -233,6 +233,20 @@ _FILE_NAME = Lazy(
 )
 
 
+def _described(template: str) -> str | None:
+    """What a label-and-description template says after its label, where the description is its own
+    literal words: "THCudaCheck FAIL file={file} line={line} error=30 : unknown error" -> "unknown
+    error" (the same label carries every CUDA error's words: "unspecified launch failure" is another
+    error). None when there is no such description (a placeholder, or no label)."""
+    head, sep, desc = template.rpartition(" : ")
+    if not sep:
+        head, sep, desc = template.rpartition(": ")
+    desc = desc.strip()
+    if not sep or not head or "{" in desc or len(desc) < 4 or "\n" in desc:
+        return None
+    return desc
+
+
 def _tells_after(rest: str) -> bool:
     """Whether a template goes on, after where a message ends, with its own words in parentheses
     ("cannot import name 'X' from 'Y' (unknown location)"): the message ended at a whole name and what
@@ -462,7 +476,7 @@ class Matcher:
         self._live_patterns: int = table["patterns"]
         self._words: dict[str, str] = table["words"]
         self._decoded: dict[str, tuple[float, list[int]]] = {}  # the words pastes had, decoded
-        self._rarest: dict[int, str | None] = {}  # a pattern's rarest word, where fuzzy evidence needs it
+        self._rarest: dict[int, tuple] = {}  # the rarest words a pattern's fuzzy evidence needs
         self.weight: list[float] = table["weights"]
         # the backend every pattern of an entry names (cuda-out-of-memory: cuda): a message naming
         # only another backend is no evidence for it, by similarity or by signal
@@ -532,14 +546,23 @@ class Matcher:
         """Whether the message holds the pattern's rarest word, the one that tells its error from the
         others (``parent`` of "Parent directory ... does not exist"): similar boilerplate without it is
         another error ("package directory ... does not exist")."""
-        word = self._rarest.get(pi, "")
-        if word == "":
+        words = self._rarest.get(pi)
+        if words is None:
             # (of its first clause: a parenthesised hint after it, "(run with NCCL_DEBUG=WARN for details)",
             # changes between releases)
-            head = tokens(normalize(_PLACEHOLDER.sub(" ", p.raw.split(" (", 1)[0])))
-            counts = [(len(self._words[t].split(" ")), t) for t in head if t in self._words and len(t) > 3]
-            word = self._rarest[pi] = min(counts)[1] if counts else None
-        return word is None or word in folded
+            first = p.raw.split(" (", 1)[0]
+            words = self._rarest[pi] = tuple(
+                w for w in (self._rarest_word(first), self._rarest_word(_described(first))) if w
+            )
+        return all(w in folded for w in words)
+
+    def _rarest_word(self, text: str | None) -> str | None:
+        """The word of ``text`` (a template's literal words) that the fewest patterns hold."""
+        if not text:
+            return None
+        head = tokens(normalize(_PLACEHOLDER.sub(" ", text)))
+        counts = [(len(self._words[t].split(" ")), t) for t in head if t in self._words and len(t) > 3]
+        return min(counts)[1] if counts else None
 
     def _candidate_patterns(self, norm: str, message: str = "") -> list[tuple[int, float]]:
         """(pattern, share of the pattern's word weight found in the message), best first. The words
