@@ -255,6 +255,32 @@ def test_a_librarys_log_record_names_where_it_was_reported_but_not_who_raised_it
     assert all(r["origin"] != "log" for r in own["raised_at"])
 
 
+def test_a_native_source_file_named_in_the_message_places_its_package():
+    """Compiled code that writes its C++ file and line into the message (torch_npu, mmdet3d's CUDA ops)
+    is that package's; torch's own tree is the long tail's, and vendored code (a tensorflow/ path
+    inside torch_xla's build) names no package."""
+    for paste, lib, file in (
+        (
+            "RuntimeError: torch_npu/csrc/framework/OpCommand.cpp:190 NPU error, error code is 507015\n",
+            "torch-npu",
+            "torch_npu/csrc/framework/OpCommand.cpp",
+        ),
+        (
+            "RuntimeError: mmdet3d/ops/spconv/src/indice_cuda.cu 124\ncuda execution failed with error 2\n",
+            "mmdet3d",
+            "mmdet3d/ops/spconv/src/indice_cuda.cu",
+        ),
+    ):
+        out = _answer(paste)
+        site = out["raised_at"][0]
+        assert (site["origin"], site["library"], site["file"]) == ("paste", lib, file), paste
+        assert out["raised_by"] == {"kind": "library", "library": lib}
+    vendored = _answer(
+        "2023-04-17 19:35:38: F tensorflow/compiler/xla/xla_client/xrt_computation_client.cc:1234] Non-OK\n"
+    )
+    assert all(r.get("library") != "tensorflow" for r in vendored["raised_at"])
+
+
 def test_a_bare_assert_in_a_library_is_placed_at_its_frame():
     out = _answer(
         _frames(("/env/lib/python3.11/site-packages/quokka_sched/config.py", "assert self.ok"), exc="AssertionError")

@@ -25,7 +25,7 @@ FLOORS = {
     "population_own4.jsonl": (51, 28, 4),
     "population_own5.jsonl": (43, 26, 6),
     "population_own6.jsonl": (34, 19, 7),
-    "population_own7.jsonl": (14, 10, 3),
+    "population_own7.jsonl": (14, 10, 4),
     "population_own8.jsonl": (55, 17, 11),
     "population_own9.jsonl": (36, 16, 7),
     "population_own10.jsonl": (35, 12, 7),

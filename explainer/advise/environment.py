@@ -224,9 +224,25 @@ def _installed_line(dist: str, h, what: str) -> dict | None:
     )
 
 
+def _same_minor(a: str, b: str) -> bool:
+    return a.split(".")[:2] == b.split(".")[:2]
+
+
 def _history_notes(h, dist: str, what: str, local: bool) -> list[dict]:
     out = []
-    if h.removed_in:
+    if h.removed_in and _same_minor(h.last, h.removed_in):
+        # the data keeps each minor release's first and last: a patch release between them removed it
+        out.append(
+            _note(
+                f"{what} is in {dist} {'from ' + h.added_in + ' ' if h.added_in else ''}up to {h.last} at least and "
+                f"is gone by {h.removed_in} (a release between them removed it): update the code that uses it "
+                f'to the newer API, or pin `pip install "{dist}=={h.last}"`.',
+                f"{what} 在 {dist} {h.added_in + ' 至 ' if h.added_in else ''}{h.last} 里还在，到 {h.removed_in} 已经没有了"
+                "（是两者之间的某个版本移除的）：把使用它的代码改成新版 API，"
+                f'或者固定版本 `pip install "{dist}=={h.last}"`。',
+            )
+        )
+    elif h.removed_in:
         out.append(
             _note(
                 f"{what} is in {dist} {'from ' + h.added_in + ' ' if h.added_in else ''}up to {h.last} and was "

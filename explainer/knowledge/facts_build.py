@@ -114,6 +114,8 @@ COMMUNITY_DISTS = (
     # evaluation, RLHF and agents; export toolkits; EEG and federated learning
     "lm-eval", "opencompass", "openrlhf", "smolagents", "rwkv", "text2vec", "mmdeploy", "openvino-dev",
     "rknn-toolkit2", "mne", "braindecode", "fedml",
+    # accelerator back ends outside torch's tree, cluster training and serving
+    "torch-xla", "horovod", "sagemaker", "bentoml",
 )  # fmt: skip
 MAX_CLOSURE = 3000  # distributions followed through requirements, at most
 MAX_SDIST = 40_000_000  # bytes of a source archive read whole (for a project without wheels)

@@ -145,6 +145,54 @@ def native_site(parsed) -> tuple:
     return ()
 
 
+# a C/C++ source file and line a package's native code writes into its message:
+# "torch_xla/csrc/aten_xla_bridge.cpp:69 : Check failed", "horovod/torch/cuda_util.cc:32",
+# "mmdet3d/ops/spconv/src/indice_cuda.cu 124"
+_NATIVE_FILE = Lazy(
+    r"(?<![\w.-])((?:[\w.-]{1,100}/){1,14}[\w.-]{1,100}\.(?:cpp|cc|cu|cuh|cxx|c|h|hpp))(?::|\]? line |\s)(\d{1,6})\b"
+)
+# the folders of torch's own tree (its sources are the long tail's), and of code other builds vendor
+# (torch_xla compiles TensorFlow's XLA client: a tensorflow/ path there is no TensorFlow install's)
+_TORCH_TREE = frozenset(
+    (
+        "torch",
+        "pytorch",
+        "aten",
+        "c10",
+        "caffe2",
+        "THC",
+        "TH",
+        "THCUNN",
+        "functorch",
+        "third_party",
+        "external",
+        "tensorflow",
+    )
+)
+
+
+def native_file_site(parsed) -> tuple:
+    """The source file and line a package's compiled code names in the message itself (a C++ check of
+    torch_xla, torch_npu, horovod or a CUDA op): a ``raised_at`` record of ``origin`` "paste" for the
+    package the path starts in; empty for torch's own tree (the long tail's) and a path no known
+    distribution holds."""
+    message = (parsed.message or "")[:2000]
+    if "/" not in message:
+        return ()
+    m = _NATIVE_FILE.search(message)
+    if not m:
+        return ()
+    parts = [p for p in m.group(1).split("/") if p not in ("", ".", "..")]
+    if any(p in _TORCH_TREE for p in parts[:-1]):
+        return ()
+    from explainer.facts import distributions_of
+
+    for i, part in enumerate(parts[:-1]):
+        if part.isidentifier() and len(part) > 2 and (dists := distributions_of(part)) and dists[0] != "torch":
+            return (_site(parsed.exc_type, "/".join(parts[i:]), int(m.group(2)), None, "paste", dists[0]),)
+    return ()
+
+
 def warning_site(parsed) -> tuple:
     """Where the warning a paste ends with was issued, from the header Python's warnings module wrote
     (``file:line: Category: text``), as a ``raised_at`` record of ``origin`` "warning" when that file
@@ -367,7 +415,11 @@ def paste_sites(parsed) -> tuple:
     library's own file and line in its last lines, the package file a warning's header names, or the
     module whose log record reports it; empty when it shows none of them."""
     return (
-        (frame_site(parsed) if parsed.frames else ()) or native_site(parsed) or warning_site(parsed) or log_site(parsed)
+        (frame_site(parsed) if parsed.frames else ())
+        or native_site(parsed)
+        or native_file_site(parsed)
+        or warning_site(parsed)
+        or log_site(parsed)
     )
 
 
