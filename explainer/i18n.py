@@ -65,6 +65,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "; but the paste goes on to fail after this warning (a traceback, a crash or a failed assertion): the warning is not why",
         "zh": "；但这条警告之后程序还是失败了（有调用栈、崩溃或断言失败）：原因不是这条警告",
     },
+    "unless_none_object": {
+        "en": "; but the object that lacks '{signal}' is None, a value the program left unset",
+        "zh": "；但缺少 '{signal}' 的对象是 None，是程序里没有赋上值的变量",
+    },
     "unless_private_attribute": {
         "en": "; but '{signal}' is a private attribute, one a library sets on the objects it made",
         "zh": "；但 '{signal}' 是私有属性，是某个库给它自己生成的对象设置的",

@@ -88,6 +88,7 @@ NAMED_SIGNALS = frozenset(
         "other_requirement",
         "script_in_folder",
         "private_attribute",
+        "none_object",
     }
 )
 

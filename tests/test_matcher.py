@@ -1295,3 +1295,34 @@ def test_a_numpy_scalar_torch_cannot_recognise_is_numpys_abi(index):
     not know NumPy's types; another type in those words is the program's own mistake."""
     assert top(index, "RuntimeError: Could not infer dtype of numpy.float32\n") == "numpy2-abi-mismatch"
     assert top(index, "TypeError: Could not infer dtype of NoneType\n") != "numpy2-abi-mismatch"
+
+
+def test_the_exception_lines_own_template_is_tried_whatever_prose_follows(index):
+    """The words of what follows the exception's line (a poster's sentence) must not push the template
+    of that line out of the candidates tried."""
+    paste = (
+        "AttributeError: 'ResNetModel' object has no attribute 'head'\n"
+        "The same config trained fine last week on the other yaml files, only this one fails with it.\n"
+    )
+    assert top(index, paste) == "module-has-no-attribute"
+
+
+def test_shared_library_patterns_name_the_libraries_they_are_about(index):
+    """extension-undefined-symbol claims torch's own libraries missing at an extension's import, not any
+    library the loader cannot find (a vendor's runtime, a system library of another entry)."""
+    assert top(index, "ImportError: libc10.so: cannot open shared object file: No such file or directory\n") == (
+        "extension-undefined-symbol"
+    )
+    for lib in ("libhccl.so", "libhc_am.so.3", "libquokka_runtime.so.2"):
+        paste = f"ImportError: {lib}: cannot open shared object file: No such file or directory\n"
+        assert top(index, paste) != "extension-undefined-symbol", lib
+
+
+def test_an_attribute_none_lacks_is_no_module_that_skipped_its_init(index):
+    assert top(index, "AttributeError: 'NoneType' object has no attribute '_parameters'\n") != "module-init-not-called"
+    assert top(index, "AttributeError: 'MyNet' object has no attribute '_parameters'\n") == "module-init-not-called"
+
+
+def test_python_2s_unquoted_missing_torch_is_torchs_entry(index):
+    assert top(index, "ImportError: No module named torch\n") == "no-module-torch"
+    assert top(index, "ImportError: No module named torchvision\n") != "no-module-torch"

@@ -638,7 +638,13 @@ class Matcher:
         # beginning instead, as do the templates quoting a name it is the beginning of
         open_quote = _OPEN_QUOTE.search(msg[-130:])
         closed = normalize(msg + open_quote.group(1)) if open_quote else None
-        for k, (pi, share) in enumerate(self._candidate_patterns(whole_norm, msg)):
+        candidates = self._candidate_patterns(whole_norm, msg)
+        if first_line is not msg and len(first_line) >= 8:
+            # the first line's own templates too: the words of what follows it (a poster's prose, a
+            # log) may rank other templates above the one the exception's own line is
+            tried = {pi for pi, _ in candidates}
+            candidates += [c for c in self._candidate_patterns(normalize(first_line), first_line) if c[0] not in tried]
+        for k, (pi, share) in enumerate(candidates):
             if k >= MIN_TRIED and budget is not None and budget.spent():
                 break
             p = self.patterns[pi]
@@ -1051,6 +1057,16 @@ def _private_attribute(parsed: Parsed) -> str | None:
     return m.group(1) if m and not m.group(1).startswith("__") else None
 
 
+_NONE_OBJECT = Lazy(r"'NoneType' object has no attribute '(\w{1,100})'")
+
+
+def _none_object(parsed: Parsed) -> str | None:
+    """The matcher's own named signal: the object that lacks the attribute is ``None`` (a value the
+    program left unset, or a slot that holds no module): no class of its own skipped anything."""
+    m = _NONE_OBJECT.search((parsed.message or "")[:1000])
+    return m.group(1) if m else None
+
+
 _DERIVED = {
     "library_kwarg": _library_kwarg,
     "unknown_module": _unknown_module,
@@ -1058,6 +1074,7 @@ _DERIVED = {
     "spawned_child": _spawned_child,
     "other_requirement": _other_requirement,
     "private_attribute": _private_attribute,
+    "none_object": _none_object,
     "script_in_folder": _script_in_folder,
 }
 

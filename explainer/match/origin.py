@@ -499,9 +499,9 @@ def from_paste(parsed, raised_at=()) -> dict:
         # a log names who reported the error, which may have caught another package's (magic_pdf logs
         # PyMuPDF's "code=8: invalid key in dict"): the answer shows it; who raised it, the paste does not say
         raised_at = ()
-    if raised_at and not ((missing or loader or unimportable) and raised_at[0].get("origin") == "frame"):
-        # (a module, or a name of one, that the import system could not find is the installation's,
-        # whichever frame imported it)
+    if raised_at and not ((missing or loader or unimportable) and raised_at[0].get("origin") in ("frame", "paste")):
+        # (a module, or a name of one, that the import system could not find, or a compiled part that
+        # did not load, is the installation's, whichever frame or native file reported it)
         lib = raised_at[0].get("library")
         if lib and _VERSION_NEED.search((parsed.message or "")[:500]):
             # a library's own check of the installed versions ("DGL requires PyTorch >= 1.13.0"): the
