@@ -689,7 +689,7 @@ def test_torch_1x_thc_messages_name_their_own_c_file_and_line(paste, file, line)
 
 @pytest.mark.slow
 def test_real_pastes_of_uncurated_torch_errors():
-    """127 real pastes of torch errors no entry answers (tests/fixtures/uncurated/, gathered from public
+    """125 real pastes of torch errors no entry answers (tests/fixtures/uncurated/, gathered from public
     threads across releases, CUDA and MPS): each names the thread and the torch file that raises it;
     the long tail must keep finding the sites it finds now (measured: tests/bench/uncurated_sites.py)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent / "bench"))
@@ -713,5 +713,5 @@ def test_real_pastes_of_uncurated_torch_errors():
         assert not out["matches"], (r["source"], out["matches"][:1])  # uncurated: no entry claims them
         found += bool(r.get("site")) and site_found(r["site"], out.get("raised_at") or [])
         in_range += bool(r.get("torch_version")) and bool(version_fits(r["torch_version"], out))
-    assert found >= 107, found
+    assert found >= 105, found
     assert in_range >= 30, in_range
