@@ -259,10 +259,7 @@ def strip_suffixes(message: str) -> tuple[str, dict | None]:
         fn = "" if m.group(1) == "operator ()" else m.group(1)
         site = {"function": fn, "file": _repo_path(m.group(2)), "line": int(m.group(3))}
         message = message[: m.start()] + message[m.end() :]
-    message = message.strip()
-    if message[-1:] in ('"', "`") and message.count(message[-1]) % 2:
-        message = message[:-1]  # the closing half of the quotes a poster put around the paste
-    return message, site
+    return message.strip(), site
 
 
 def _folded_message(core: str, exc_type: str | None) -> str:

@@ -9,6 +9,8 @@ whose frames are all the user's. Anything else is ``None``: a wrong "who" is wor
 
 from __future__ import annotations
 
+import sys
+
 from explainer.textio import Lazy, path_parts
 
 _PACKAGE = Lazy(r"(?:site|dist)-packages[\\/]+([A-Za-z_]\w{0,80})")
@@ -257,8 +259,6 @@ def log_site(parsed) -> tuple:
             if not m:
                 return ()
             mod, fn, line = m.group(1) or m.group(2), "", m.group(3) or ""
-    import sys
-
     from explainer.facts import distributions_of
 
     top = mod.split(".", 1)[0]
@@ -320,8 +320,6 @@ def stdlib_file(path: str) -> bool:
     if _STDLIB.search(path):
         return True
     m = _WINDOWS_STDLIB.search(path)
-    import sys
-
     return bool(m) and m.group(1) in sys.stdlib_module_names
 
 
@@ -461,16 +459,6 @@ def _shadowed(parsed, module: str) -> bool:
     return False
 
 
-def _interpreter_raised(parsed, frame) -> bool:
-    """Whether the interpreter itself raised the exception on the frame's line: an exception only it
-    raises, its own wording, the line's ``assert``, a builtin operation's error."""
-    exc = (parsed.exc_type or "").rsplit(".", 1)[-1]
-    message = (parsed.message or "")[:300]
-    return (
-        exc in PYTHON_TYPES or bool(_PYTHON_MESSAGE.search(message)) or _asserts(exc, frame) or _builtin_op(exc, frame)
-    )
-
-
 def _goes_on_after(parsed, frame) -> bool:
     """Whether the paste has more than the frame's own code line (and its ``^^^`` marks) after
     ``frame`` (another frame cut short, a log line): a frame the paste ends with (a bare ``assert``
@@ -599,7 +587,7 @@ def from_paste(parsed, raised_at=()) -> dict:
     if user is not None:
         # the interpreter raised it on the user's own line: an exception only the interpreter raises,
         # its own wording, or the user's `assert` (torch's own errors come from its C++ with other words)
-        if _interpreter_raised(parsed, user):
+        if exc in PYTHON_TYPES or _PYTHON_MESSAGE.search(message) or _asserts(exc, user) or _builtin_op(exc, user):
             return who("python")
         if in_stdlib and not any(frame_package(f.file or "") for f in parsed.frames):
             return who("python")  # the standard library, called from the user's own code
